@@ -1,0 +1,46 @@
+"""Command line: ``python -m ralph_mini demo`` runs the bare ReAct agent on a few tasks in the terminal."""
+
+import argparse
+import sys
+
+from ralph_mini.offline import model_from_env
+from ralph_mini.react import run_react
+from ralph_mini.world import grade, make_suite
+
+
+def demo(tasks: int, seed: int, core_only: bool) -> None:
+    """Print the trace of each task: thought, tool call, observation, then the graded answer."""
+    suite = make_suite(n=max(tasks, 1), seed=seed)
+    model = model_from_env()
+    tools = suite.world.tools(core_only=core_only)
+    print(f"model: {model!r}; tools: {', '.join(t.name for t in tools)}\n")
+    for task in suite.tasks[:tasks]:
+        trace = run_react(task, model, tools)
+        print(f"== {task.task_id} [{task.kind}] {task.question}")
+        for step in trace.steps:
+            print(f"  thought: {step.thought}")
+            print(f"  act:     {step.tool}({step.arguments})")
+            print(f"  observe: {step.observation}   [{step.status}, {step.tool_latency_s:.2f} s]")
+        result = grade(task, trace.answer)
+        print(f"  answer:  {trace.answer}")
+        print(
+            f"  -> {result.explain()}; {trace.tool_calls} calls (oracle {task.oracle_calls}), "
+            f"{trace.wrong_calls} wrong, {trace.latency_s:.1f} s virtual\n"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ralph_mini", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo_cmd = commands.add_parser("demo", help="run bare ReAct on a few tasks and print the traces")
+    demo_cmd.add_argument("--tasks", type=int, default=4, help="how many tasks (default 4)")
+    demo_cmd.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
+    demo_cmd.add_argument("--core-only", action="store_true", help="show only the 3 core tools")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        demo(args.tasks, args.seed, args.core_only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Tools: plain Python functions the agent may call, with a JSON schema the model can read (notebook 01).
+
+``@tool`` turns a type-hinted function with a Google-style ``Args:`` docstring into a visible ``Tool``
+dataclass: you can print its schema, call it, and see its simulated latency. It refuses to guess: a
+parameter without a type hint, of an unsupported type, or without a line in ``Args:`` is an error at
+definition time, not a silently wrong schema at run time.
+
+    @tool(latency_s=0.05)
+    def query_local_cache(order_id: str) -> dict:
+        '''Look an order up in the fast local cache.
+
+        Args:
+            order_id: The order id, for example "A123".
+        '''
+
+Left out on purpose: list/dict/optional parameter types, async tools, and a global registry. A tool
+list is just a Python list you pass to the agent.
+"""
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, get_type_hints
+
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+class ToolDefinitionError(TypeError):
+    """A function cannot become a tool; the message names the parameter and the fix."""
+
+
+class BadArguments(ValueError):
+    """The model called a tool with missing, extra or wrongly typed arguments."""
+
+
+class NotFound(LookupError):
+    """Raised by a tool to say "no such record": a normal outcome, not an error."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A callable tool with its schema. ``core`` tools are always shown; extended ones may be withheld."""
+
+    name: str
+    description: str
+    parameters: dict
+    function: Callable[..., dict]
+    latency_s: float = 0.0
+    core: bool = True
+
+    def schema(self) -> dict:
+        """The OpenAI ``tools=[...]`` entry for this tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def __call__(self, **arguments: Any) -> dict:
+        return self.function(**self.validate(arguments))
+
+    def validate(self, arguments: dict) -> dict:
+        """Check names and types against the schema; raise BadArguments that says what to change."""
+        if not isinstance(arguments, dict):
+            raise BadArguments(f"{self.name} takes a JSON object of arguments, got {arguments!r}")
+        properties = self.parameters["properties"]
+        expected = ", ".join(properties) or "no arguments"
+        for name in arguments:
+            if name not in properties:
+                raise BadArguments(f"unexpected argument {name!r}: {self.name} takes {expected}")
+        for name in self.parameters["required"]:
+            if name not in arguments:
+                raise BadArguments(f"missing argument {name!r}: {self.name} takes {expected}")
+        for name, value in arguments.items():
+            json_type = properties[name]["type"]
+            if not _matches(value, json_type):
+                raise BadArguments(
+                    f"argument {name!r} must be a {json_type}, got {type(value).__name__} {value!r}"
+                )
+        return arguments
+
+
+def tool(function: Callable | None = None, *, latency_s: float = 0.0, core: bool = True) -> Any:
+    """Decorator: ``@tool`` or ``@tool(latency_s=0.8, core=False)`` -> a ``Tool``."""
+
+    def build(func: Callable) -> Tool:
+        description, arg_docs = parse_docstring(func)
+        return Tool(
+            name=func.__name__,
+            description=description,
+            parameters=schema_for(func, arg_docs),
+            function=func,
+            latency_s=latency_s,
+            core=core,
+        )
+
+    return build(function) if function is not None else build
+
+
+def schema_for(func: Callable, arg_docs: dict[str, str]) -> dict:
+    """JSON schema of a function's parameters, from its type hints and ``Args:`` lines."""
+    hints = get_type_hints(func)
+    properties: dict[str, dict] = {}
+    required: list[str] = []
+    for name, param in inspect.signature(func).parameters.items():
+        where = f"parameter {name!r} of tool {func.__name__!r}"
+        if name not in hints:
+            raise ToolDefinitionError(f"{where} has no type hint: add one of str, int, float, bool")
+        if hints[name] not in JSON_TYPES:
+            raise ToolDefinitionError(
+                f"{where} has type {hints[name]!r}: @tool supports only str, int, float and bool"
+            )
+        if name not in arg_docs:
+            raise ToolDefinitionError(f"{where} is not described: add '{name}: ...' under Args:")
+        properties[name] = {"type": JSON_TYPES[hints[name]], "description": arg_docs[name]}
+        if param.default is inspect.Parameter.empty:
+            required.append(name)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def parse_docstring(func: Callable) -> tuple[str, dict[str, str]]:
+    """Split a docstring into (description, {arg: text}); the description is the part before Args:."""
+    doc = inspect.getdoc(func)
+    if not doc:
+        raise ToolDefinitionError(f"tool {func.__name__!r} needs a docstring: the model reads it")
+    head, _, args_block = doc.partition("Args:")
+    arg_docs = {}
+    for line in args_block.splitlines():
+        match = re.match(r"^\s*(\w+)\s*:\s*(.+)$", line)
+        if match:
+            arg_docs[match[1]] = match[2].strip()
+    return " ".join(head.split()), arg_docs
+
+
+def compress_observation(data: dict, max_fields: int = 8) -> str:
+    """One short line for the model instead of raw JSON, as the seed article advises.
+
+    {'status': 'paid', 'amount': 99.5, 'paid_at': '2025-03-10 09:13'}
+        -> '3 fields: status=paid, amount=99.5, paid_at=2025-03-10 09:13'
+    Fields past ``max_fields`` are dropped and counted, so the model knows something was left out.
+    """
+    shown = [f"{key}={value}" for key, value in list(data.items())[:max_fields]]
+    hidden = len(data) - len(shown)
+    more = f" (+{hidden} more)" if hidden > 0 else ""
+    return f"{len(data)} fields: " + ", ".join(shown) + more
+
+
+def _matches(value: Any, json_type: str) -> bool:
+    if json_type == "boolean":
+        return isinstance(value, bool)
+    if json_type == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if json_type == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, str)

@@ -1,0 +1,28 @@
+"""`python -m ralph_mini demo` prints real traces."""
+
+import subprocess
+import sys
+
+from ralph_mini.__main__ import main
+
+
+def test_demo_prints_a_graded_trace(capsys):
+    assert main(["demo", "--tasks", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "model: OfflineModel(seed=0)" in out
+    assert "== T001 [paid_cached]" in out
+    assert "act:     query_local_cache({\"order_id\": \"A123\"})" in out
+    assert "-> correct; 2 calls (oracle 1), 0 wrong" in out
+    assert "== T002" in out and "== T003" not in out
+
+
+def test_demo_runs_as_a_module():
+    result = subprocess.run(
+        [sys.executable, "-m", "ralph_mini", "demo", "--tasks", "1", "--core-only"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},  # no RALPH_MODEL: offline
+    )
+    assert result.returncode == 0, result.stderr
+    assert "tools: query_local_cache, query_database, query_payment_api\n" in result.stdout

@@ -1,0 +1,135 @@
+"""The offline model: deterministic, stateless, reads only the messages, has its documented habits,
+and changes them only when a rule is written in the prompt."""
+
+import json
+
+from ralph_mini.model import count_tokens
+from ralph_mini.offline import Habits, OfflineModel
+from ralph_mini.react import build_system_prompt, run_react
+from ralph_mini.world import grade, make_suite
+
+SUITE = make_suite(n=50, seed=7)
+CORE = SUITE.world.tools(core_only=True)
+ALL = SUITE.world.tools()
+
+
+def conversation(question, observations=(), lessons=()):
+    """A hand-written conversation: (tool, observation) pairs as if earlier turns had happened."""
+    messages = [
+        {"role": "system", "content": build_system_prompt("2025-03-10 12:00", lessons)},
+        {"role": "user", "content": question},
+    ]
+    for i, (tool, text) in enumerate(observations, 1):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": text})
+    return messages
+
+
+SCHEMAS = [t.schema() for t in CORE]
+CACHE_HIT = ("query_local_cache", "ok: 3 fields: status=paid, amount=12.0, paid_at=2025-03-10 08:00")
+FRESH = ("query_local_cache", "ok: 3 fields: status=pending, amount=5.0, created_at=2025-03-10 11:50")
+STALE = ("query_local_cache", "ok: 3 fields: status=pending, amount=5.0, created_at=2025-03-10 09:00")
+
+
+def next_tool(messages, schemas=SCHEMAS, model=None):
+    reply = (model or OfflineModel()).complete(messages, schemas)
+    return reply.tool_calls[0].name if reply.tool_calls else None
+
+
+def test_first_move_is_the_cache():
+    reply = OfflineModel().complete(conversation("Status of order Q100?"), SCHEMAS)
+    assert reply.tool_calls[0].name == "query_local_cache"
+    assert json.loads(reply.tool_calls[0].arguments) == {"order_id": "Q100"}
+    assert reply.content == "I'll check the fast local cache first."
+
+
+def test_habit_double_checks_database_after_cache_hit():
+    assert next_tool(conversation("Order Q100?", [CACHE_HIT])) == "query_database"
+    lazy = OfflineModel(habits=Habits(double_check_database=False))
+    assert next_tool(conversation("Order Q100?", [CACHE_HIT]), model=lazy) is None
+
+
+def test_rule_in_prompt_changes_the_habit():
+    rule = "when query_local_cache finds the order: skip query_database"
+    reply = OfflineModel().complete(conversation("Order Q100?", [CACHE_HIT], [rule]), SCHEMAS)
+    assert not reply.tool_calls
+    assert reply.content.endswith(
+        'Final answer: {"order_id": "Q100", "status": "paid", "amount": 12.0, "paid_at": "2025-03-10 08:00"}'
+    )
+
+
+def test_answer_comes_from_observations_not_the_world():
+    # A123 is paid 99.5 in the world; the model must believe what the tool said.
+    reply = OfflineModel(habits=Habits(double_check_database=False)).complete(
+        conversation("Order A123?", [CACHE_HIT]), SCHEMAS
+    )
+    assert '"amount": 12.0' in reply.content
+
+
+def test_every_pending_order_goes_to_the_provider_unless_a_rule_says_age():
+    rule = "when status is pending and age under 30 min: skip query_payment_api"
+    db = ("query_database", "ok: 2 fields: status=pending, amount=5.0")
+    assert next_tool(conversation("Order Q101?", [FRESH, db])) == "query_payment_api"
+    assert next_tool(conversation("Order Q101?", [FRESH, db], [rule])) is None  # 10 min old: skip
+    assert next_tool(conversation("Order Q101?", [STALE, db], [rule])) == "query_payment_api"  # 3 h old
+
+
+def test_provider_word_wins_on_status():
+    pay = (
+        "query_payment_api",
+        "ok: 3 fields: payment_status=captured, txn_id=TXN-1, settled_at=2025-03-10 09:02",
+    )
+    db = ("query_database", "ok: 2 fields: status=pending, amount=5.0")
+    reply = OfflineModel().complete(conversation("Order Q101?", [STALE, db, pay]), SCHEMAS)
+    answer = json.loads(reply.content.split("Final answer: ")[1])
+    assert answer == {
+        "order_id": "Q101",
+        "status": "paid",
+        "amount": 5.0,
+        "paid_at": "2025-03-10 09:02",
+        "txn_id": "TXN-1",
+    }
+
+
+def test_deterministic_and_stateless():
+    model = OfflineModel(seed=3)
+    messages = conversation("Order Q100?", [CACHE_HIT])
+    first = model.complete(messages, SCHEMAS)
+    model.complete(conversation("Something else about Z999", [FRESH]), SCHEMAS)
+    assert model.complete(messages, SCHEMAS) == first
+    assert OfflineModel(seed=3).complete(messages, SCHEMAS) == first
+
+
+def test_usage_and_latency_follow_tokens():
+    messages = conversation("Order Q100?")
+    reply = OfflineModel().complete(messages, SCHEMAS)
+    assert reply.usage.prompt_tokens == count_tokens(json.dumps(messages)) + count_tokens(json.dumps(SCHEMAS))
+    assert reply.latency_s > 1.0
+    assert (
+        OfflineModel().complete(messages, [t.schema() for t in ALL]).usage.prompt_tokens
+        > reply.usage.prompt_tokens
+    )
+
+
+def run_suite(tools, lessons=(), seed=0):
+    traces = [run_react(task, OfflineModel(seed=seed), tools, lessons=lessons) for task in SUITE.tasks]
+    return traces
+
+
+def test_long_tool_list_causes_wrong_tools_and_rules_fix_it():
+    core, full = run_suite(CORE), run_suite(ALL)
+    assert sum(t.wrong_calls for t in core) == 0
+    assert sum(t.wrong_calls for t in full) == 17
+    fixed = run_suite(ALL, lessons=["when any task: start with query_local_cache"])
+    assert sum(t.wrong_calls for t in fixed) == 0
+    assert all(grade(t.task, t.answer).correct for t in full + core + fixed)
+
+
+def test_another_seed_is_another_student():
+    assert [t.wrong_calls for t in run_suite(ALL, seed=1)] != [t.wrong_calls for t in run_suite(ALL, seed=0)]
+
+
+def test_no_order_id_gives_up_cleanly():
+    reply = OfflineModel().complete(conversation("Where is my parcel?"), SCHEMAS)
+    assert reply.tool_calls == () and '"status": "unknown"' in reply.content

@@ -1,0 +1,178 @@
+"""The bare ReAct loop: scripted models drive every path, including every kind of bad reply."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ralph_mini.model import ModelReply, ToolCall, Usage
+from ralph_mini.offline import OfflineModel
+from ralph_mini.react import build_system_prompt, parse_final_answer, run_react
+from ralph_mini.tools import tool
+from ralph_mini.world import grade, make_suite
+
+SUITE = make_suite(n=50, seed=7)
+TASK = SUITE.tasks[0]  # A123, paid, cached
+TOOLS = SUITE.world.tools()
+
+
+class ScriptedModel:
+    """Replays fixed replies in order and records what it was sent (a fake model for tests)."""
+
+    def __init__(self, *replies: ModelReply):
+        self.replies = list(replies)
+        self.seen: list[list[dict]] = []
+
+    def complete(self, messages, tools):
+        self.seen.append([dict(m) for m in messages])
+        return self.replies.pop(0)
+
+
+def call(name, arguments, id_="c1", thought=None):
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return ModelReply(thought, (ToolCall(id_, name, text),), Usage(100, 10), latency_s=1.0)
+
+
+FINAL = ModelReply(
+    'Final answer: {"status": "paid", "amount": 99.5, "paid_at": "2025-03-10 09:13"}', (), Usage(120, 20), 2.0
+)
+
+
+def test_happy_path_counts_everything():
+    model = ScriptedModel(call("query_local_cache", {"order_id": "A123"}, thought="cache first"), FINAL)
+    trace = run_react(TASK, model, TOOLS)
+    assert trace.stop_reason == "answered"
+    assert grade(TASK, trace.answer).correct
+    [step] = trace.steps
+    assert (step.tool, step.status, step.thought) == ("query_local_cache", "ok", "cache first")
+    assert (
+        step.observation
+        == "ok: 4 fields: status=paid, amount=99.5, created_at=2025-03-10 09:12, paid_at=2025-03-10 09:13"
+    )
+    assert (trace.model_calls, trace.tokens_in, trace.tokens_out) == (2, 220, 30)
+    assert trace.latency_s == pytest.approx(1.0 + 2.0 + 0.05)
+    # the model saw its tool result on the second turn
+    assert model.seen[1][-1] == {"role": "tool", "tool_call_id": "c1", "content": step.observation}
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "status", "observation"),
+    [
+        (
+            "query_db",
+            {"order_id": "A123"},
+            "wrong_tool",
+            "error: unknown tool 'query_db'; known tools are query_local_cache, query_database",
+        ),
+        ("query_database", '{"order_id": "A1', "bad_args", "bad_args: arguments are not valid JSON"),
+        (
+            "query_database",
+            {"id": "A123"},
+            "bad_args",
+            "bad_args: unexpected argument 'id': query_database takes order_id",
+        ),
+        ("query_database", {}, "bad_args", "bad_args: missing argument 'order_id'"),
+        (
+            "query_database",
+            {"order_id": 123},
+            "bad_args",
+            "bad_args: argument 'order_id' must be a string, got int 123",
+        ),
+        ("query_database", "[1, 2]", "bad_args", "bad_args: arguments must be a JSON object"),
+        ("get_shipping_status", {"order_id": "A123"}, "wrong_tool", "ok: 2 fields: carrier=DHL"),
+        (
+            "calculator",
+            {"expression": "import os"},
+            "wrong_tool",
+            "error: calculator failed: ValueError: calculator accepts",
+        ),
+    ],
+)
+def test_bad_calls_become_observations(name, arguments, status, observation):
+    trace = run_react(TASK, ScriptedModel(call(name, arguments), FINAL), TOOLS)
+    [step] = trace.steps
+    assert step.status == status and step.wrong
+    assert step.observation.startswith(observation)
+    assert trace.stop_reason == "answered" and trace.wrong_calls == 1
+
+
+def test_tool_exception_is_reported_not_raised():
+    @tool
+    def query_local_cache(order_id: str) -> dict:
+        """Broken cache.
+
+        Args:
+            order_id: id
+        """
+        raise TimeoutError("cache did not answer in 2 s")
+
+    trace = run_react(
+        TASK, ScriptedModel(call("query_local_cache", {"order_id": "A123"}), FINAL), [query_local_cache]
+    )
+    assert trace.steps[0].status == "error"
+    assert (
+        trace.steps[0].observation
+        == "error: query_local_cache failed: TimeoutError: cache did not answer in 2 s"
+    )
+
+
+def test_reply_without_call_or_answer_is_a_wrong_call_and_the_model_is_told():
+    model = ScriptedModel(ModelReply("Let me think about it."), FINAL)
+    trace = run_react(TASK, model, TOOLS)
+    assert [s.status for s in trace.steps] == ["bad_reply"]
+    assert trace.tool_calls == 0 and trace.wrong_calls == 1
+    assert model.seen[1][-1]["role"] == "user"
+    assert "neither a tool call nor a line" in model.seen[1][-1]["content"]
+
+
+def test_max_pitfall_depth_stops_the_run():
+    bad = [call("nope", {}, id_=f"c{i}") for i in range(10)]
+    trace = run_react(TASK, ScriptedModel(*bad), TOOLS, max_pitfall_depth=2)
+    assert trace.stop_reason == "max_pitfall_depth: 3 wrong calls"
+    assert len(trace.steps) == 3 and trace.answer is None
+
+
+def test_max_steps_bounds_every_run():
+    loop = [call("query_local_cache", {"order_id": "A123"}, id_=f"c{i}") for i in range(10)]
+    trace = run_react(TASK, ScriptedModel(*loop), TOOLS, max_steps=4)
+    assert trace.stop_reason == "max_steps: no final answer after 4 model turns"
+    assert trace.tool_calls == 4 and trace.wrong_calls == 0
+
+
+def test_lessons_go_into_the_system_prompt():
+    prompt = build_system_prompt("2025-03-10 12:00", ["when any task: start with query_local_cache"])
+    assert "Current time: 2025-03-10 12:00." in prompt
+    assert prompt.endswith(
+        "Lessons from earlier runs (follow them):\n- when any task: start with query_local_cache"
+    )
+    assert "Lessons" not in build_system_prompt("2025-03-10 12:00")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('ok.\nFinal answer: {"status": "paid"}', {"status": "paid"}),
+        ('{"a": 1} then Final answer: {"b": 2} {"c": 3}', {"b": 2}),
+        ('no marker {"a": 1} and {"b": {"c": 2}}', {"b": {"c": 2}}),
+        ("Final answer: paid", None),
+        ("", None),
+    ],
+)
+def test_parse_final_answer(text, expected):
+    assert parse_final_answer(text) == expected
+
+
+@given(st.text(max_size=200))
+def test_parse_final_answer_never_crashes(text):
+    result = parse_final_answer(text)
+    assert result is None or isinstance(result, dict)
+
+
+def test_baseline_on_the_suite():
+    """The numbers notebook 01 shows: bare ReAct vs the oracle on the 50-task suite."""
+    traces = [run_react(task, OfflineModel(), TOOLS) for task in SUITE.tasks]
+    assert sum(t.tool_calls for t in traces) == 141
+    assert sum(t.task.oracle_calls for t in traces) == 76
+    assert sum(t.wrong_calls for t in traces) == 17
+    assert all(grade(t.task, t.answer).correct for t in traces)
