@@ -185,9 +185,10 @@ def reply_from_openai(response: Any, latency_s: float = 0.0) -> ModelReply:
     than a JSON string are turned back into text (the loop parses them either way).
     """
     choices = getattr(response, "choices", None)
-    if not isinstance(choices, list):
+    if not isinstance(choices, list):  # the SDK hands back plain text when the body is not JSON
+        what = repr(response[:80]) if isinstance(response, str) else "JSON without a choices list"
         raise ModelError(
-            f"the server answered {str(response)[:80]!r}, not a chat completion: check that "
+            f"the server answered {what}, not a chat completion: check that "
             "OPENAI_BASE_URL points to an OpenAI-compatible API, usually ending in /v1"
         )
     if not choices or getattr(choices[0], "message", None) is None:

@@ -22,6 +22,8 @@ Its naive habits (``Habits``) copy what the seed article saw in real models:
 Randomness is a hash of (seed, question): the same task with the same tool list always makes the same
 choice, and a different ``seed`` gives another, equally plausible student model.
 
+Sent no tools, it acts as a *reflector* instead: see ``offline_reflect.py``.
+
 Left out on purpose: free-text understanding beyond the order domain, and learning of any kind.
 """
 
@@ -43,6 +45,7 @@ from ralph_mini.model import (
     count_prompt_tokens,
     count_tokens,
 )
+from ralph_mini.offline_reflect import write_reflection
 from ralph_mini.rules import Rule, Trigger, find_rules
 
 CACHE, DATABASE, PAYMENT = "query_local_cache", "query_database", "query_payment_api"
@@ -107,6 +110,11 @@ class OfflineModel:
         return f"OfflineModel(seed={self.seed})"
 
     def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
+        if not tools:  # no tools offered: this is a request to reflect on a log (offline_reflect.py)
+            system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+            rejected = any(m.get("role") == "assistant" for m in messages)
+            text = write_reflection(system, _first_user_text(messages), rejected)
+            return self._reply(messages, tools, text, ())
         seen = read_conversation(messages, tools)
         thought, call, answer = self.decide(seen, question=_first_user_text(messages))
         if call is not None:

@@ -1,0 +1,269 @@
+"""The reflector: from a compact log to specific, reusable rules, held to a template (notebook 03).
+
+The seed article's lessons, built in:
+
+- feed the reflector the compact step log (``log.py``), never the raw transcript;
+- demand a fixed template of four sections: effective steps, ineffective steps, reusable rules,
+  behaviours to avoid; each item at most ``max_words`` words;
+- reject a reply that breaks the template (a missing section, a long item, a vague item that names no
+  tool or field, a rule outside the micro-prompt grammar, an item naming one order or customer, or
+  nothing at all in the two step sections), say
+  why, and ask again, at most ``max_reflection_rounds`` attempts in all; then give up with
+  ``Reflection.ok = False`` and the reason, never garbage.
+
+Also here: ``quick_review``, the fast loop's check of one run, using only what the agent can see at
+run time (no grader): were there wrong calls, redundant calls, is the answer complete, and is a retry
+worth it?
+
+Left out on purpose: free-form advice (it is what the template exists to prevent) and any memory
+write: deciding what to keep is ``memory.py``'s job.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ralph_mini.model import ChatModel
+from ralph_mini.react import Trace
+from ralph_mini.rules import RuleSyntaxError, parse_rule
+from ralph_mini.tools import Tool
+
+SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
+KNOWN_TOOLS = (
+    "query_local_cache",
+    "query_database",
+    "query_payment_api",
+    "get_shipping_status",
+    "get_order_history",
+    "search_docs",
+)
+FIELD_WORDS = ("status", "amount", "paid_at", "created_at", "txn_id", "payment_status", "order id")
+INSTANCE_RE = re.compile(r"\b[A-Z]\d{3}\b|\bCUST-\d+\b")
+
+REFLECTOR_PROMPT = """You are the reflector of an order-status agent. You read the compact execution
+log of its runs and write lessons that make its next runs cheaper and still correct.
+
+Tools the agent has:
+{tool_docs}
+
+Reply in exactly this template: four sections in this order, each item one line starting with "- ",
+at most {max_words} words per item; write "- none" for an empty section.
+
+EFFECTIVE STEPS:
+- <a step that brought a field the answer needed; name the tool and the field>
+INEFFECTIVE STEPS:
+- <a step that brought nothing the answer needed; name the tool and say why>
+REUSABLE RULES:
+- <one rule in the micro-prompt grammar below>
+AVOID:
+- <a behaviour to avoid; name the tool>
+
+Micro-prompt grammar, one rule per item:
+  when TRIGGER: ACTION[; ACTION]
+  TRIGGER is "any task", "TOOL finds the order", "TOOL finds nothing",
+          or "status is WORD" optionally followed by "and age under N min" / "and age over N min"
+  ACTION is "answer", "skip TOOL", "call TOOL" or "start with TOOL"
+Every item names a tool or a field (status, amount, paid_at, created_at, txn_id, payment_status).
+Never name a specific order id or customer: a rule must hold for every order."""
+
+UNTEMPLATED_PROMPT = "You review an AI agent's work. Say how it could do better."
+
+REASK = "Your reply breaks the template: {problems}. Reply again, in the template only."
+
+
+@dataclass(frozen=True)
+class Reflection:
+    """A validated reflection, or (``ok=False``) the reason there is none."""
+
+    ok: bool
+    effective: tuple[str, ...] = ()
+    ineffective: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    avoid: tuple[str, ...] = ()
+    reason: str = ""
+    rejections: tuple[str, ...] = ()  # why each earlier round was sent back
+    rounds: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+
+
+def parse_sections(text: str) -> dict[str, list[str]]:
+    """'EFFECTIVE STEPS:\\n- a\\n...' -> {'EFFECTIVE STEPS': ['a'], ...}; '- none' gives []."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        heading = line.rstrip(":").upper()
+        if line.endswith(":") and heading in SECTIONS:
+            current = heading
+            sections[current] = []
+        elif line.startswith("- ") and current is not None:
+            item = line[2:].strip()
+            if item.lower() != "none":
+                sections[current].append(item)
+    return sections
+
+
+def validate_reflection(text: str, max_words: int = 30, tool_names: Sequence[str] = KNOWN_TOOLS) -> list[str]:
+    """Every way ``text`` breaks the template, as short reasons; [] means valid."""
+    sections = parse_sections(text)
+    problems = [f"missing section {name}" for name in SECTIONS if name not in sections]
+    if not problems and list(sections) != list(SECTIONS):
+        problems.append("sections out of order: use " + ", ".join(SECTIONS))
+    if not problems and not (sections["EFFECTIVE STEPS"] or sections["INEFFECTIVE STEPS"]):
+        problems.append("empty reflection: name at least one effective or ineffective step")
+    names = tuple(tool_names) + FIELD_WORDS
+    for section, items in sections.items():
+        for item in items:
+            problems.extend(f"{section}: {p}" for p in item_problems(item, section, max_words, names))
+    return problems
+
+
+def item_problems(item: str, section: str, max_words: int, names: Sequence[str]) -> list[str]:
+    found = []
+    words = len(item.split())
+    if words > max_words:
+        found.append(f"item has {words} words, over {max_words}: '{item[:40]}...'")
+    if not any(name in item.lower() for name in names):
+        found.append(f"vague item names no tool or field: '{item[:60]}'")
+    if INSTANCE_RE.search(item):
+        found.append(f"item names a specific order or customer ({INSTANCE_RE.search(item)[0]})")
+    if section == "REUSABLE RULES":
+        try:
+            parse_rule(item)
+        except RuleSyntaxError as err:
+            found.append(f"rule outside the grammar: {err}")
+    return found
+
+
+def reflection_messages(log_text: str, tools: Sequence[Tool], max_words: int = 30) -> list[dict]:
+    """The exact messages sent to the reflector: the template prompt and the compact log."""
+    tool_docs = "\n".join(f"- {t.name}: {t.description}" for t in tools)
+    system = REFLECTOR_PROMPT.format(tool_docs=tool_docs, max_words=max_words)
+    return [{"role": "system", "content": system}, {"role": "user", "content": log_text}]
+
+
+def reflect(
+    log_text: str,
+    model: ChatModel,
+    tools: Sequence[Tool],
+    *,
+    max_reflection_rounds: int = 2,
+    max_words: int = 30,
+) -> Reflection:
+    """Ask for a templated reflection on ``log_text``; validate; re-ask with the reasons; give up cleanly."""
+    messages = reflection_messages(log_text, tools, max_words)
+    tokens, latency, problems = 0, 0.0, ["no attempt"]
+    rejections: list[str] = []
+    tool_names = [t.name for t in tools]
+    for round_number in range(1, max_reflection_rounds + 1):
+        reply = model.complete(messages, [])
+        tokens += reply.usage.prompt_tokens + reply.usage.completion_tokens
+        latency += reply.latency_s
+        text = reply.content or ""
+        problems = validate_reflection(text, max_words, tool_names)
+        if not problems:
+            sections = parse_sections(text)
+            return Reflection(
+                ok=True,
+                effective=tuple(sections["EFFECTIVE STEPS"]),
+                ineffective=tuple(sections["INEFFECTIVE STEPS"]),
+                rules=tuple(str(parse_rule(r)) for r in sections["REUSABLE RULES"]),
+                avoid=tuple(sections["AVOID"]),
+                rejections=tuple(rejections),
+                rounds=round_number,
+                tokens=tokens,
+                latency_s=round(latency, 3),
+            )
+        rejections.append("; ".join(problems))
+        messages = [*messages, {"role": "assistant", "content": text}]
+        messages.append({"role": "user", "content": REASK.format(problems="; ".join(problems))})
+    reason = f"no reflection after {max_reflection_rounds} rounds: " + "; ".join(problems)
+    return Reflection(
+        ok=False,
+        reason=reason,
+        rejections=tuple(rejections),
+        rounds=max_reflection_rounds,
+        tokens=tokens,
+        latency_s=round(latency, 3),
+    )
+
+
+def ask_untemplated(transcript: str, model: ChatModel) -> str:
+    """The contrast for notebook 03: the whole transcript and an open question, no template."""
+    messages = [
+        {"role": "system", "content": UNTEMPLATED_PROMPT},
+        {"role": "user", "content": transcript},
+    ]
+    return model.complete(messages, []).content or ""
+
+
+@dataclass(frozen=True)
+class Review:
+    """The fast loop's verdict on one run, from run-time signals only."""
+
+    wrong_calls: int
+    redundant_calls: int
+    answered: bool
+    complete: bool
+    retry: bool
+    reason: str
+
+
+def redundant_steps(trace: Trace) -> list[int]:
+    """Indexes of steps that brought nothing the answer used.
+
+    An 'ok' is redundant when none of its fields is new *and* in the final answer (without an answer,
+    any new field counts); a 'not_found' is redundant once the order was found, or once the database
+    (the source of truth) said it does not exist. A first cache miss is not: it is how you learn.
+    """
+    answer = {k: str(v) for k, v in (trace.answer or {}).items()}
+    known: dict[str, str] = {}
+    found_before = database_missing = False
+    redundant = []
+    for step in trace.steps:
+        if step.wrong:
+            continue
+        fields = observed_fields(step.observation) if step.status == "ok" else {}
+        new = {k: v for k, v in fields.items() if known.get(k) != v}
+        useful = {k: v for k, v in new.items() if not answer or answer.get(k) == v or k == "payment_status"}
+        if step.status == "ok" and not useful:
+            redundant.append(step.index)
+        elif step.status == "not_found" and (found_before or database_missing):
+            redundant.append(step.index)
+        known.update(fields)
+        found_before = found_before or step.status == "ok"
+        database_missing = database_missing or (step.status == "not_found" and step.tool == "query_database")
+    return redundant
+
+
+def observed_fields(observation: str) -> dict[str, str]:
+    """'ok: 2 fields: status=paid, amount=99.5' -> {'status': 'paid', 'amount': '99.5'}."""
+    detail = observation.split(" fields: ", 1)[-1]
+    return dict(re.findall(r"(\w+)=([^,()]+?)(?=, \w+=|\s*\(|$)", detail))
+
+
+def quick_review(trace: Trace) -> Review:
+    """Score one run against what a good run looks like; a retry is worth it only without a usable answer."""
+    answer = trace.answer or {}
+    answered = trace.answer is not None
+    complete = answered and "status" in answer and (answer.get("status") == "not_found" or "amount" in answer)
+    redundant = len(redundant_steps(trace))
+    if not answered:
+        reason = f"no answer ({trace.stop_reason}): retry with a refined plan"
+    elif not complete:
+        reason = "answer lacks status or amount: retry with a refined plan"
+    elif trace.wrong_calls or redundant:
+        reason = (
+            f"answered, {trace.wrong_calls} wrong and {redundant} redundant calls: no retry, reflect later"
+        )
+    else:
+        reason = "clean run"
+    return Review(
+        wrong_calls=trace.wrong_calls,
+        redundant_calls=redundant,
+        answered=answered,
+        complete=complete,
+        retry=not complete,
+        reason=reason,
+    )
