@@ -13,12 +13,15 @@ definition time, not a silently wrong schema at run time.
             order_id: The order id, for example "A123".
         '''
 
+``call_with_timeout`` bounds how long the agent loop waits for a tool; it cannot stop the tool itself.
+
 Left out on purpose: list/dict/optional parameter types, async tools, and a global registry. A tool
 list is just a Python list you pass to the agent.
 """
 
 import inspect
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -36,6 +39,10 @@ class BadArguments(ValueError):
 
 class NotFound(LookupError):
     """Raised by a tool to say "no such record": a normal outcome, not an error."""
+
+
+class ToolTimeout(TimeoutError):
+    """The loop stopped waiting for a tool; the tool itself may still be running."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,40 @@ def compress_observation(data: dict, max_fields: int = 8) -> str:
     hidden = len(data) - len(shown)
     more = f" (+{hidden} more)" if hidden > 0 else ""
     return f"{len(data)} fields: " + ", ".join(shown) + more
+
+
+def call_with_timeout(function: Callable[[], Any], timeout_s: float | None) -> Any:
+    """``function()``, but give up waiting after ``timeout_s`` seconds (None: wait forever).
+
+    Why a worker thread: it is the only way to stop *waiting* for a blocking call that works for any
+    tool, on every OS, without pickling the tool into another process. Its limit: Python cannot kill a
+    thread, so a hung tool keeps running in the background until it returns by itself. That is why a
+    tool doing I/O should also set its own timeouts (``httpx.get(url, timeout=5)``); this is the backstop.
+    Nor can it interrupt one long C call that holds the GIL (``eval("9**9**7")`` takes ~6 s in a single
+    step): the waiting thread wakes only when that call returns, so such a tool must bound its own work.
+    The thread is a daemon, so a tool that never returns does not keep the interpreter from exiting
+    (``concurrent.futures`` would: its pool joins every worker at exit).
+
+    Exceptions raised by ``function`` are raised here, in the caller's thread, as if called directly.
+    """
+    if timeout_s is None:
+        return function()
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as err:  # handed to the caller, who decides what it means
+            outcome["error"] = err
+
+    worker = threading.Thread(target=work, name="ralph-mini-tool", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise ToolTimeout(f"no answer after {timeout_s:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _matches(value: Any, json_type: str) -> bool:

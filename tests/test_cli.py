@@ -11,7 +11,7 @@ def test_demo_prints_a_graded_trace(capsys):
     out = capsys.readouterr().out
     assert "model: OfflineModel(seed=0)" in out
     assert "== T001 [paid_cached]" in out
-    assert "act:     query_local_cache({\"order_id\": \"A123\"})" in out
+    assert 'act:     query_local_cache({"order_id": "A123"})' in out
     assert "-> correct; 2 calls (oracle 1), 0 wrong" in out
     assert "== T002" in out and "== T003" not in out
 

@@ -1,0 +1,210 @@
+"""The Ralph Loop: retrieve, plan, act, review; and learn in a fast and a slow loop (notebooks 04–06).
+
+One task, top to bottom (``run_task``):
+
+1. **retrieve** at most ``top_k`` experiences from memory and **plan** with them injected into the
+   system prompt (within the injection budget when a ``Retriever`` is given, notebook 05);
+2. **act**: the bare ReAct executor from notebook 01, with its log; when an observation reveals a
+   situation memory knows about (a cache hit, a pending order, a missing one), one *second retrieval*
+   adds the matching lessons mid-run;
+3. **fast loop**: ``quick_review`` the run; if it produced no usable answer (e.g. ``max_pitfall_depth``
+   wrong calls aborted it), reflect on it and retry with the refined plan, at most
+   ``max_reflection_rounds`` times. Nothing is written to memory here;
+4. **feedback**: the grader's verdict (as a user would confirm or complain) credits or down-votes the
+   injected rules whose trigger fired;
+5. **slow loop**: when the run wasted calls *and* its task type recurs or the same error repeats,
+   reflect on the log and offer each rule to memory, where the filter and threshold decide.
+
+Everything the loop knows between tasks lives in ``memory`` and in the ``history`` it is handed: no
+hidden state. Left out on purpose: parallel tasks, and a separate LLM planning call (the injected
+lessons *are* the plan; a planner call would cost a model turn per task).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ralph_mini.bench import RunRecord, record
+from ralph_mini.log import format_for_reflection, log_run
+from ralph_mini.memory import Experience, Memory, step_tags
+from ralph_mini.model import ChatModel
+from ralph_mini.react import Step, Trace, run_react
+from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
+from ralph_mini.tools import Tool
+from ralph_mini.world import Task, grade
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Every parameter of the loop, with the seed article's defaults."""
+
+    top_k: int = 3  # seed: at most three experiences in the first injection
+    second_retrieval: bool = True  # one more retrieval mid-run, when an observation asks for it
+    max_reflection_rounds: int = 2  # seed: 1-2; bounds both reflection re-asks and fast-loop retries
+    max_pitfall_depth: int = 3  # wrong calls that abort a run into reflection
+    max_steps: int = 8  # model turns per run
+    max_words: int = 30  # per reflection item
+    reflect: bool = True  # ablation switch: without the reflector nothing is ever learned
+
+
+@dataclass
+class TaskResult:
+    """What one task cost and taught: the final trace, what was injected, reviews and memory notes."""
+
+    task: Task
+    trace: Trace
+    injected: list[str]
+    review: Review
+    retries: int = 0
+    reflections: list[Reflection] = field(default_factory=list)
+    memory_notes: list[str] = field(default_factory=list)
+    extra_tokens: int = 0  # retries and reflections
+    extra_latency_s: float = 0.0
+
+    @property
+    def record(self) -> RunRecord:
+        return record(self.trace, self.extra_tokens, self.extra_latency_s)
+
+
+def run_task(
+    task: Task,
+    model: ChatModel,
+    tools: Sequence[Tool],
+    memory: Memory,
+    history: Sequence[TaskResult],
+    *,
+    config: LoopConfig = LoopConfig(),
+    run_id: str = "R000",
+    retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
+) -> TaskResult:
+    """One task through the whole loop. ``retrieve_plan`` replaces the keyword retrieval (notebook 05)."""
+    planned = retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, config.top_k)
+    injected = list(planned)
+    trace = execute(task, model, tools, injected, memory, config)
+    result = TaskResult(task, trace, [e.rule for e in injected], quick_review(trace))
+    fast_loop(result, model, tools, injected, memory, config)
+    memory.record_hits(injected)
+    result.injected = [e.rule for e in injected]
+    correct = grade(task, result.trace.answer).correct
+    result.memory_notes += memory.record_outcome(injected, result.trace.steps, correct)
+    if config.reflect and wants_slow_loop(result, history):
+        slow_loop(result, model, tools, memory, config, run_id)
+    return result
+
+
+def execute(task, model, tools, injected: list[Experience], memory: Memory, config: LoopConfig) -> Trace:
+    """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run."""
+    asked: list[bool] = []
+
+    def more_lessons(steps: list[Step]) -> list[str]:
+        if asked or not config.second_retrieval:
+            return []
+        extra = memory.retrieve(step_tags(steps[-1]), config.top_k, exclude=[e.id for e in injected])
+        if extra:
+            asked.append(True)
+            injected.extend(extra)
+        return [e.rule for e in extra]
+
+    return run_react(
+        task,
+        model,
+        tools,
+        lessons=[e.rule for e in injected],
+        max_steps=config.max_steps,
+        max_pitfall_depth=config.max_pitfall_depth,
+        more_lessons=more_lessons,
+    )
+
+
+def fast_loop(result: TaskResult, model, tools, injected, memory, config: LoopConfig) -> None:
+    """Retry a run that gave no usable answer, with the rules of a reflection on it. No memory write."""
+    while result.review.retry and result.retries < config.max_reflection_rounds:
+        reflection = reflect(reflection_text(result.trace, "fast"), model, tools, max_words=config.max_words)
+        result.reflections.append(reflection)
+        add_cost(result, result.trace, reflection)
+        refined = list(dict.fromkeys([e.rule for e in injected] + list(reflection.rules)))
+        result.trace = run_react(
+            result.task,
+            model,
+            tools,
+            lessons=refined,
+            max_steps=config.max_steps,
+            max_pitfall_depth=config.max_pitfall_depth,
+        )
+        result.retries += 1
+        result.review = quick_review(result.trace)
+
+
+def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
+    """Reflect when the run wasted calls and its task type recurs, or the same error repeats."""
+    if not (result.review.wrong_calls or result.review.redundant_calls):
+        return False
+    recurring = any(past.task.relevant_tools == result.task.relevant_tools for past in history)
+    errors = {s.status for s in result.trace.steps if s.wrong}
+    repeated = any(errors & {s.status for s in past.trace.steps if s.wrong} for past in history)
+    return recurring or repeated
+
+
+def slow_loop(result: TaskResult, model, tools, memory: Memory, config: LoopConfig, run_id: str) -> None:
+    """Reflect on the final run (reusing a fast-loop reflection if there is one) and offer its rules."""
+    reflection = reflect(reflection_text(result.trace, run_id), model, tools, max_words=config.max_words,
+                         max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
+    result.reflections.append(reflection)
+    add_cost(result, None, reflection)
+    if not reflection.ok:
+        result.memory_notes.append(f"no write: {reflection.reason}")
+        return
+    for rule in reflection.rules:
+        decision, _ = memory.propose(
+            rule,
+            task_id=result.task.task_id,
+            run_id=run_id,
+            calls_saved=estimate_calls_saved(rule, result.trace),
+            failure_reason="; ".join(reflection.ineffective)[:200],
+        )
+        result.memory_notes.append(f"{decision}: {rule}")
+
+
+def estimate_calls_saved(rule: str, trace: Trace) -> int:
+    """How many calls of this run the rule would have avoided: the redundant or wrong calls it skips."""
+    wasted = set(redundant_steps(trace)) | {s.index for s in trace.steps if s.wrong}
+    named = [
+        word for word in rule.replace(";", " ").split() if word.startswith(("query_", "get_", "search_"))
+    ]
+    if "start with" in rule:
+        return sum(1 for s in trace.steps if s.wrong and s.tool not in named)
+    return sum(1 for s in trace.steps if s.index in wasted and s.tool in named and f"skip {s.tool}" in rule)
+
+
+def reflection_text(trace: Trace, run_id: str) -> str:
+    return format_for_reflection(*log_run(trace, run_id))
+
+
+def add_cost(result: TaskResult, trace: Trace | None, reflection: Reflection) -> None:
+    """Count a discarded run (fast loop) and a reflection against this task."""
+    if trace is not None:
+        result.extra_tokens += trace.tokens_in + trace.tokens_out
+        result.extra_latency_s += trace.latency_s
+    result.extra_tokens += reflection.tokens
+    result.extra_latency_s += reflection.latency_s
+
+
+def run_loop(
+    tasks: Sequence[Task],
+    model: ChatModel,
+    tools: Sequence[Tool],
+    memory: Memory,
+    *,
+    config: LoopConfig = LoopConfig(),
+    between_tasks: Callable[[Memory], None] | None = None,
+    retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
+    progress: Callable | None = None,
+) -> list[TaskResult]:
+    """The Ralph Loop over a suite, in order: each task can use what the earlier ones taught."""
+    history: list[TaskResult] = []
+    for number, task in enumerate(progress(tasks) if progress else tasks, 1):
+        result = run_task(task, model, tools, memory, history, config=config, run_id=f"R{number:03d}",
+                          retrieve_plan=retrieve_plan)  # fmt: skip
+        history.append(result)
+        if between_tasks:
+            between_tasks(memory)
+    return history

@@ -1,0 +1,125 @@
+"""Helpers for test_browser.py: a throwaway JupyterLab server and headless Debian Chromium.
+
+Everything is bounded: the server gets ``STARTUP_S`` to answer and ``STOP_S`` to stop before its
+whole process group (server and kernels) is killed. Nothing here touches the user's Jupyter
+settings: runtime, settings and workspace folders all live under the test's tmp_path.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+
+STARTUP_S = 60.0
+STOP_S = 15.0
+
+# This closed network refuses Chromium's background connections (updates, sync, safe browsing);
+# without these flags it keeps retrying them. The profile (a fresh user-data-dir) is passed apart.
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",  # we run as root
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# JupyterLab asks whether to fetch news and check for updates; say no before it asks.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    }
+}
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (package ``chromium``), or None when it is not installed."""
+    return shutil.which("chromium")
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_settings(settings_dir: Path) -> None:
+    for name, values in LAB_SETTINGS.items():
+        path = settings_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+def start_lab(root: Path, port: int, token: str, log: Path) -> subprocess.Popen:
+    """Start ``jupyter lab`` on 127.0.0.1 in its own process group, with the app exposed to JS.
+
+    ``expose_app_in_browser`` sets ``window.jupyterapp``, so the test can run JupyterLab commands
+    ("run all cells") instead of hunting for menu items.
+    """
+    state = root / ".lab"
+    write_settings(state / "settings")
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime")}
+    command = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.user_settings_dir={state / 'settings'}",
+        f"--LabApp.workspaces_dir={state / 'workspaces'}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",  # no package index look-ups from the test
+        "--allow-root",  # CI runs as root
+    ]  # fmt: skip
+    with open(log, "wb") as out:
+        return subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+
+def wait_until_up(proc: subprocess.Popen, base_url: str, token: str, log: Path) -> None:
+    """Poll /api/status until it answers, the server dies, or ``STARTUP_S`` passes."""
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/api/status?token={token}", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"jupyter lab did not answer in {STARTUP_S} s:\n{log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM (the server shuts its kernels down), then SIGKILL the group if it lingers."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # our own group: the server and any kernel it left
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=STOP_S)
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """An unexecuted notebook for the python3 kernel (no kernel picker dialog)."""
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec})
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    nbformat.write(nb, path)
