@@ -1,0 +1,335 @@
+"""Vector retrieval with faiss, hybrid scoring, and a budgeted injection (notebook 05).
+
+Why vectors: keyword and tag lookup (``memory.py``) only finds a lesson when the task uses the lesson's
+words. A paraphrase ("has my purchase gone through?"), new wording, or another language (Chinese has
+no spaces to split words on) slips past it. An *embedding* maps text to a vector so that similar text
+lands nearby; faiss finds the nearest vectors fast.
+
+- ``Embedder`` is a one-method protocol. The offline default, ``HashingEmbedder``, needs no download:
+  it hashes words and character n-grams (CJK characters too) into a fixed-size vector. Real embedders:
+  ``OpenAIEmbedder`` (any OpenAI-compatible ``/v1/embeddings``) and ``SentenceTransformerEmbedder``
+  (optional extra, needs torch).
+- ``VectorIndex`` keeps a faiss inner-product index of unit vectors (so scores are cosines), with ids
+  mapping back to experiences; add, remove, and sync with a memory.
+- ``Retriever.search`` is hybrid: keyword candidates first, vector candidates second, then
+
+      score = relevance x weight,   relevance = 0.5 x keyword overlap + 0.5 x cosine,
+      weight = confidence x decay   (memory.py; 0 for candidates, removed or expired rules)
+
+  Generative Agents (Park et al., 2023) *add* min-max-normalised recency, importance and relevance.
+  We *multiply*, so that an expired or distrusted lesson scores 0 however relevant it looks: the
+  seed's pollution lesson says a bad lesson must not get in at all, not merely rank lower.
+- ``select_within_budget``: the first injection takes at most ``injection_budget`` (15%) of the
+  model's context and at most ``top_k`` (3) experiences, best first, skipping any that do not fit.
+
+Left out on purpose: approximate indexes (IVF, HNSW): exact search over 100k lessons is already fast.
+"""
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Protocol
+
+import faiss
+import numpy as np
+
+from ralph_mini.memory import Experience, Memory
+from ralph_mini.model import count_tokens
+from ralph_mini.react import bullets
+
+STOPWORDS = frozenset(
+    "a an and are as at be been by for from has have i in is it its my of on or the to".split()
+    + "was what when where which with".split()
+)
+TOKEN_RE = re.compile(r"[a-z0-9_]+|[^\sa-z0-9_]")
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into unit vectors of one dimension."""
+
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...  # shape (len(texts), dim), float32
+
+
+def tokens(text: str) -> list[str]:
+    """'Has order A123 been paid?' -> ['has', 'order', 'a123', 'been', 'paid', '?']; CJK: one per char."""
+    return TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+class HashingEmbedder:
+    """Words, character 3-grams of each word, and CJK character bigrams, hashed into ``dim`` buckets.
+
+    Deterministic on every machine (blake2b, not Python's salted ``hash``), no download, no training.
+    It knows spelling, not meaning: 'paid' is near 'payment' (shared 3-grams), 'purchase' is not near
+    'order'. That is its honest limit, measured in notebook 05.
+    """
+
+    def __init__(self, dim: int = 512):
+        self.dim = dim
+
+    def features(self, text: str) -> list[str]:
+        words = tokens(text)
+        found = [w for w in words if w.isalnum() and w not in STOPWORDS]
+        for word in words:
+            if word.isascii() and len(word) > 3:
+                padded = f"<{word}>"
+                found += [padded[i : i + 3] for i in range(len(padded) - 2)]
+        cjk = [w for w in words if not w.isascii() and w.isalnum()]
+        found += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
+        return found
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in self.features(text):
+                digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+                vectors[row, digest % self.dim] += 1.0 if (digest >> 63) & 1 else -1.0
+        return normalize(vectors)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM...)."""
+
+    def __init__(self, model: str = "text-embedding-3-small", dim: int = 1536, client: Any = None, **kwargs):
+        import openai
+
+        self.model, self.dim = model, dim
+        self.client = client or openai.OpenAI(**kwargs)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        response = self.client.embeddings.create(model=self.model, input=list(texts))
+        vectors = np.array([item.embedding for item in response.data], dtype=np.float32)
+        if vectors.shape[1] != self.dim:
+            raise ValueError(
+                f"{self.model} returned {vectors.shape[1]}-d vectors; pass dim={vectors.shape[1]}"
+            )
+        return normalize(vectors)
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model (optional: ``pip install -r requirements-embeddings.txt``)."""
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2"):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            extra = "pip install -r requirements-embeddings.txt"
+            raise ImportError(f"SentenceTransformerEmbedder needs the optional extra: {extra}") from err
+        self.model = SentenceTransformer(model)
+        self.dim = self.model.get_sentence_embedding_dimension()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return normalize(np.asarray(self.model.encode(list(texts)), dtype=np.float32))
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Unit rows, so inner product = cosine; an all-zero row stays zero."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def experience_text(experience: Experience) -> str:
+    """What gets embedded: the task type, the rule, and what taught it."""
+    return f"{experience.task_type.replace('_', ' ')}: {experience.rule}. {experience.failure_reason}"
+
+
+class VectorIndex:
+    """A faiss ``IndexIDMap2(IndexFlatIP)``: exact cosine search, ids mapped back to experience ids."""
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(embedder.dim))
+        self.ids: dict[int, str] = {}  # faiss int64 id -> experience id
+
+    def __len__(self) -> int:
+        return self.index.ntotal
+
+    def add(self, experiences: Sequence[Experience]) -> None:
+        new = [e for e in experiences if faiss_id(e.id) not in self.ids]
+        if not new:
+            return
+        vectors = self.embedder.embed([experience_text(e) for e in new])
+        keys = np.array([faiss_id(e.id) for e in new], dtype=np.int64)
+        self.index.add_with_ids(vectors, keys)
+        self.ids.update({faiss_id(e.id): e.id for e in new})
+
+    def remove(self, experience_ids: Sequence[str]) -> None:
+        keys = [faiss_id(i) for i in experience_ids if faiss_id(i) in self.ids]
+        if keys:
+            self.index.remove_ids(np.array(keys, dtype=np.int64))
+            for key in keys:
+                del self.ids[key]
+
+    def sync(self, memory: Memory) -> None:
+        """Index exactly the active experiences of ``memory``: add the new, remove the gone."""
+        memory.sweep()
+        active = {e.id: e for e in memory.active()}
+        self.remove([i for i in self.ids.values() if i not in active])
+        self.add(list(active.values()))
+
+    def search(self, text: str, k: int) -> list[tuple[str, float]]:
+        """[(experience id, cosine)], best first."""
+        if len(self) == 0 or k <= 0:
+            return []
+        scores, keys = self.index.search(self.embedder.embed([text]), min(k, len(self)))
+        return [(self.ids[int(key)], float(s)) for s, key in zip(scores[0], keys[0], strict=True) if key >= 0]
+
+
+def faiss_id(experience_id: str) -> int:
+    """Experience ids are 12 hex digits: 48 bits, a valid faiss int64 id."""
+    return int(experience_id, 16)
+
+
+def keyword_words(text: str) -> set[str]:
+    """Words as a simple keyword index sees them: split on spaces and punctuation.
+
+    Chinese has no spaces, so '订单K512付款了吗' is one 'word' and matches nothing: that is the point.
+    """
+    return {w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def keyword_score(query: str, text: str) -> float:
+    """Share of the query's content words found in the text: 0..1. Misses paraphrases and Chinese."""
+    wanted = keyword_words(query)
+    return len(wanted & keyword_words(text)) / len(wanted) if wanted else 0.0
+
+
+@dataclass(frozen=True)
+class Scored:
+    experience: Experience
+    keyword: float
+    cosine: float
+    weight: float
+
+    @property
+    def relevance(self) -> float:
+        return 0.5 * self.keyword + 0.5 * self.cosine
+
+    @property
+    def score(self) -> float:
+        return self.relevance * self.weight
+
+
+class Retriever:
+    """Keyword, vector or hybrid search over a memory's active experiences."""
+
+    MODES = ("keyword", "vector", "hybrid")
+
+    def __init__(
+        self, memory: Memory, embedder: Embedder | None = None, mode: str = "hybrid", candidates: int = 10
+    ):
+        if mode not in self.MODES:
+            raise ValueError(f"mode={mode!r}: use one of {', '.join(self.MODES)}")
+        self.memory, self.mode, self.candidates = memory, mode, candidates
+        self.index = VectorIndex(embedder or HashingEmbedder())
+
+    def search(self, query: str, k: int = 3) -> list[Scored]:
+        self.index.sync(self.memory)
+        by_id = {e.id: e for e in self.memory.active()}
+        cosines = dict(self.index.search(query, self.candidates)) if self.mode != "keyword" else {}
+        keywords = {i: keyword_score(query, experience_text(e)) for i, e in by_id.items()}
+        if self.mode == "keyword":
+            pool = [i for i, s in keywords.items() if s > 0]
+        elif self.mode == "vector":
+            pool = list(cosines)
+        else:  # keyword candidates first, vector candidates second
+            pool = [i for i, s in sorted(keywords.items(), key=lambda kv: -kv[1]) if s > 0][: self.candidates]
+            pool += [i for i in cosines if i not in pool]
+        scored = [
+            Scored(by_id[i], keywords[i] if self.mode != "vector" else 0.0,
+                   cosines.get(i, 0.0) if self.mode != "keyword" else 0.0, self.memory.weight(by_id[i]))
+            for i in pool if i in by_id
+        ]  # fmt: skip
+        if self.mode == "keyword":
+            scored = [replace_relevance(s) for s in scored]
+        scored = [s for s in scored if s.score > 0]
+        scored.sort(key=lambda s: (-s.score, s.experience.rule))
+        return scored[:k]
+
+
+def replace_relevance(scored: Scored) -> Scored:
+    """Keyword mode ranks on the keyword score alone (its cosine is not computed)."""
+    return Scored(scored.experience, scored.keyword, scored.keyword, scored.weight)
+
+
+def lesson_tokens(rule: str) -> int:
+    """Tokens one injected lesson adds to the prompt: its bullet line."""
+    return count_tokens(bullets([rule]) + "\n")
+
+
+def select_within_budget(
+    ranked: Sequence[Experience], context_tokens: int, injection_budget: float = 0.15, top_k: int = 3
+) -> list[Experience]:
+    """Best first; take a lesson if it fits the remaining budget, skip it if not; stop at ``top_k``.
+
+    budget = floor(injection_budget x context_tokens). Never exceeds it (property-tested).
+    """
+    budget = int(injection_budget * context_tokens)
+    chosen, used = [], 0
+    for experience in ranked:
+        if len(chosen) == top_k:
+            break
+        if experience in chosen:
+            continue
+        cost = lesson_tokens(experience.rule)
+        if used + cost <= budget:
+            chosen.append(experience)
+            used += cost
+    return chosen
+
+
+def injected_tokens(experiences: Sequence[Experience]) -> int:
+    return sum(lesson_tokens(e.rule) for e in experiences)
+
+
+def load_labelled_set() -> dict:
+    """The fixed labelled set of notebook 05: experiences of several task types and query phrasings."""
+    return json.loads(resources.files("ralph_mini").joinpath("data/retrieval_set.json").read_text("utf-8"))
+
+
+def make_planner(
+    retriever: Retriever, context_tokens: int = 8192, injection_budget: float = 0.15, top_k: int = 3
+):
+    """The loop's first retrieval: search with the task's question, then fit the budget."""
+
+    def plan(task, memory: Memory) -> list[Experience]:
+        ranked = [s.experience for s in retriever.search(task.question, k=retriever.candidates)]
+        return select_within_budget(ranked, context_tokens, injection_budget, top_k)
+
+    return plan
+
+
+def build_labelled_memory(memory: Memory) -> dict[str, str]:
+    """Fill ``memory`` with the labelled set's lessons (each confirmed twice, so active).
+
+    Returns {experience id: key} to grade retrieval against the queries' ``expected`` keys.
+    """
+    keys = {}
+    for item in load_labelled_set()["experiences"]:
+        for task_id in ("L1", "L2"):
+            _, experience = memory.propose(
+                item["rule"],
+                task_id=task_id,
+                run_id=task_id,
+                failure_reason=item["about"],
+                task_type=item["task_type"],
+            )
+        keys[experience.id] = item["key"]
+    return keys
+
+
+def hit_rates(retriever: Retriever, keys: dict[str, str], k: int = 3) -> dict[str, dict[str, int]]:
+    """{query kind: {'hit@1': n, 'hit@k': n, 'queries': n}} on the labelled set."""
+    table: dict[str, dict[str, int]] = {}
+    for query in load_labelled_set()["queries"]:
+        found = [keys.get(s.experience.id) for s in retriever.search(query["text"], k)]
+        row = table.setdefault(query["kind"], {"hit@1": 0, f"hit@{k}": 0, "queries": 0})
+        row["hit@1"] += query["expected"] in found[:1]
+        row[f"hit@{k}"] += query["expected"] in found
+        row["queries"] += 1
+    return table
