@@ -1,4 +1,5 @@
-"""Command line: ``python -m ralph_mini demo`` runs the bare ReAct agent on a few tasks in the terminal."""
+"""Command line: ``python -m ralph_mini demo`` (bare ReAct, thought by thought) and
+``python -m ralph_mini bench`` (bare ReAct vs the Ralph Loop, side by side)."""
 
 import argparse
 import sys
@@ -36,7 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     demo_cmd.add_argument("--tasks", type=int, default=4, help="how many tasks (default 4)")
     demo_cmd.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
     demo_cmd.add_argument("--core-only", action="store_true", help="show only the 3 core tools")
-    args = parser.parse_args(argv)
+    commands.add_parser("bench", help="bare ReAct vs the Ralph Loop side by side (--help for options)",
+                        add_help=False)  # fmt: skip
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "bench":
+        from ralph_mini.bench import main as bench_main
+
+        return bench_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "demo":
         demo(args.tasks, args.seed, args.core_only)
     return 0

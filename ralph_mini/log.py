@@ -151,6 +151,35 @@ def format_for_reflection(records: list[LogRecord], summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class RunRecord:
+    """One task's outcome: the row behind every table and curve."""
+
+    task_id: str
+    kind: str
+    calls: int
+    wrong_calls: int
+    correct: bool
+    latency_s: float
+    tokens: int
+    oracle_calls: int
+
+
+def record(trace: Trace, extra_tokens: int = 0, extra_latency_s: float = 0.0) -> RunRecord:
+    """Grade a trace and keep only the numbers. ``extra_*`` adds costs spent outside the run (reflection)."""
+    task = trace.task
+    return RunRecord(
+        task_id=task.task_id,
+        kind=task.kind,
+        calls=trace.tool_calls,
+        wrong_calls=trace.wrong_calls,
+        correct=grade(task, trace.answer).correct,
+        latency_s=round(trace.latency_s + extra_latency_s, 3),
+        tokens=trace.tokens_in + trace.tokens_out + extra_tokens,
+        oracle_calls=task.oracle_calls,
+    )
+
+
 def as_rows(records: list[LogRecord]) -> list[dict]:
     """Records as dicts, ready for ``pandas.DataFrame``."""
     return [asdict(r) for r in records]

@@ -23,8 +23,7 @@ lessons *are* the plan; a planner call would cost a model turn per task).
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ralph_mini.bench import RunRecord, record
-from ralph_mini.log import format_for_reflection, log_run
+from ralph_mini.log import RunRecord, format_for_reflection, log_run, record
 from ralph_mini.memory import Experience, Memory, step_tags
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Step, Trace, run_react

@@ -1,0 +1,134 @@
+"""Write the student notebooks (exercises/ex0N_*.ipynb) from the instructor ones (exercises/solutions/).
+
+One source: instructors edit only the notebooks in ``exercises/solutions/``, then run::
+
+    python exercises/make_student_version.py               # strip, clear, execute, write
+    python exercises/make_student_version.py --no-execute  # strip and clear only (outputs empty)
+    python exercises/make_student_version.py --instructor  # first re-run the instructor notebooks too
+
+Executing gives the committed student notebooks their outputs ("Not attempted yet" under each check),
+which ``pytest --nbval`` then compares in strict mode.
+
+Markers, nbgrader style, in code cells::
+
+    def should_stop(statuses: list[str], max_pitfall_depth: int) -> str | None:
+        ### BEGIN SOLUTION
+        ...reference code...
+        ### END SOLUTION
+
+The block becomes ``# YOUR CODE HERE`` and ``raise NotImplementedError()`` at the marker's indentation.
+When the student must write the whole function (signature, decorator, docstring), the block ends with a
+starter written as comments after ``### STARTER``; the student version gets those lines uncommented::
+
+    ### BEGIN SOLUTION
+    @tool
+    def query_loyalty_points(customer_id: str) -> dict: ...
+    ### STARTER
+    # def query_loyalty_points(customer_id):
+    #     # YOUR CODE HERE
+    #     raise NotImplementedError()
+    ### END SOLUTION
+
+Left out on purpose: nbgrader's grading, cell locking and hidden tests; ``ralph_mini.exercise`` checks.
+"""
+
+import argparse
+import copy
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = Path(__file__).resolve().parent
+BEGIN, STARTER, END = "### BEGIN SOLUTION", "### STARTER", "### END SOLUTION"
+
+
+class MarkerError(ValueError):
+    """Unbalanced or misplaced solution markers; the message names the line."""
+
+
+def strip_solutions(source: str) -> str:
+    """Replace every solution block in one cell's source by its starter (see the module docstring)."""
+    out: list[str] = []
+    block: list[str] | None = None  # lines after ### STARTER, while inside a block
+    indent, in_starter = "", False
+    for number, line in enumerate(source.splitlines(), 1):
+        marker = line.strip()
+        if marker == BEGIN:
+            if block is not None:
+                raise MarkerError(f"line {number}: {BEGIN} inside another solution block")
+            block, indent, in_starter = [], line[: len(line) - len(line.lstrip())], False
+        elif block is None:
+            if marker in (STARTER, END):
+                raise MarkerError(f"line {number}: {marker} without {BEGIN}")
+            out.append(line)
+        elif marker == STARTER:
+            in_starter = True
+        elif marker == END:
+            out += block or [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
+            block = None
+        elif in_starter:
+            block.append(uncomment(line, indent, number))
+    if block is not None:
+        raise MarkerError(f"{BEGIN} without {END}")
+    return "\n".join(out)
+
+
+def uncomment(line: str, indent: str, number: int) -> str:
+    """'    #     raise X' at indent '    ' -> '        raise X'; a starter line must be a comment."""
+    body = line[len(indent) :] if line.startswith(indent) else line.lstrip()
+    if not body.startswith("#"):
+        raise MarkerError(f"line {number}: starter lines must be comments ('# ...'), got {line!r}")
+    body = body[2:] if body.startswith("# ") else body[1:]
+    return indent + body if body else ""
+
+
+def student_notebook(instructor: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy with every solution stripped and every output cleared; cell ids are kept (clean diffs)."""
+    notebook = copy.deepcopy(instructor)
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.source = strip_solutions(cell.source)
+        cell.outputs = []
+        cell.execution_count = None
+        cell.metadata.pop("execution", None)
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode, workdir: Path, timeout: int = 120) -> None:
+    """Run every cell in a fresh kernel, in ``workdir``, so the saved outputs are real.
+
+    No timing metadata: a re-run changes only what the code prints, which keeps diffs readable.
+    """
+    resources = {"metadata": {"path": str(workdir)}}
+    NotebookClient(notebook, timeout=timeout, record_timing=False, resources=resources).execute()
+
+
+def instructor_notebooks(solutions: Path = HERE / "solutions") -> list[Path]:
+    return sorted(solutions.glob("ex*.ipynb"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-execute", action="store_true", help="leave outputs empty")
+    parser.add_argument("--instructor", action="store_true", help="re-execute the instructor notebooks")
+    parser.add_argument("--out", type=Path, default=HERE, help="where to write (default: exercises/)")
+    args = parser.parse_args(argv)
+    for path in instructor_notebooks():
+        instructor = nbformat.read(path, as_version=4)
+        if args.instructor:
+            execute(instructor, path.parent)
+            nbformat.write(instructor, path)
+            print(f"ran   {path}")
+        notebook = student_notebook(instructor)
+        if not args.no_execute:
+            execute(notebook, args.out)
+        nbformat.write(notebook, args.out / path.name)
+        print(f"wrote {args.out / path.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
