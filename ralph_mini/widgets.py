@@ -1,7 +1,8 @@
 """Interactive views of runs, learning curves and memory, each with a static twin (notebook 01 on).
 
 A student clicks through a run with ``TraceStepper``, watches tasks go by with ``progress``, compares
-agents with the plots, and tunes forgetting with ``MemoryInspector``. Every interactive view has a
+agents with the plots, and previews forgetting and the write threshold on a real ``Memory`` with
+``MemoryInspector``. Every interactive view has a
 static twin (an HTML table, plain text or a PNG), for two reasons: GitHub renders no widgets, so a
 notebook read on the web shows only the twin; and nbval, which checks the committed notebooks,
 compares only saved text. It never compares a widget's random model id, but it does compare the
@@ -9,16 +10,19 @@ widget's ``text/plain``, so the widgets here print a short, stable summary such 
 ``TraceStepper(task=T001, steps=2, position=1)``. It skips ``image/png`` outputs (unless run with
 ``--nbdime``), so a figure is checked by its text, ``<Figure size 640x360 with 1 Axes>``.
 
-Left out on purpose: live-updating plots, saving widget state into notebooks, and styling beyond
-a few inline CSS rules.
+A notebook freshly cloned is untrusted, so JupyterLab too shows each saved widget's ``text/plain``
+until its cells run again; the widgets come alive then.
+
+Left out on purpose: live-updating plots, and styling beyond a few inline CSS rules.
 """
 
 import html
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import ipywidgets as widgets
 from matplotlib.axes import Axes
@@ -26,14 +30,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from tqdm.auto import tqdm
 
+from ralph_mini.memory import Experience, Memory, MemoryConfig, decay_factor, journal
 from ralph_mini.react import Step, Trace
 
 __all__ = [
     "MemoryInspector",
-    "MemoryLike",
     "TraceStepper",
     "TraceView",
-    "decay_weight",
     "memory_rows",
     "memory_table_html",
     "plot_calls_per_task",
@@ -42,6 +45,7 @@ __all__ = [
     "progress",
     "rolling_mean",
     "show_trace",
+    "status_at",
     "step_html",
     "trace_html",
     "trace_text",
@@ -152,11 +156,12 @@ class TraceStepper:
     """Step through one run with Previous/Next; wrong calls are drawn in red.
 
     Composition, not a widget subclass: ``widget`` is the box that is shown, and ``position`` (1-based,
-    0 for a run without steps) is the only state. The CSS classes ``ralph-previous``, ``ralph-next``,
-    ``ralph-position`` and ``ralph-tool`` let a browser test find the parts.
+    0 for a run without steps) is the only state. ``summary=False`` drops the one-line summary above
+    the buttons, for when the static table above already shows it. The CSS classes ``ralph-previous``,
+    ``ralph-next``, ``ralph-position`` and ``ralph-tool`` let a browser test find the parts.
     """
 
-    def __init__(self, trace: Trace, position: int = 1):
+    def __init__(self, trace: Trace, position: int = 1, summary: bool = True):
         self.trace = trace
         self.previous_button = widgets.Button(description="Previous", tooltip="previous step")
         self.next_button = widgets.Button(description="Next", tooltip="next step")
@@ -168,7 +173,8 @@ class TraceStepper:
         self.previous_button.on_click(lambda _: self.go(self.position - 1))
         self.next_button.on_click(lambda _: self.go(self.position + 1))
         controls = widgets.HBox([self.previous_button, self.position_label, self.next_button])
-        self.widget = widgets.VBox([widgets.HTML(trace_summary_html(trace)), controls, self.step_view])
+        header = [widgets.HTML(trace_summary_html(trace))] if summary else []
+        self.widget = widgets.VBox([*header, controls, self.step_view])
         self.position = 0
         self.go(position)
 
@@ -198,20 +204,23 @@ class TraceStepper:
 def show_trace(trace: Trace, show: Callable[[object], None] | None = None) -> None:
     """Display the static table (what GitHub and nbval see) and then the stepper (what you click).
 
-    Returns nothing, so a cell ending in ``show_trace(trace)`` shows each view once. ``show`` is
-    IPython's ``display`` unless a test passes another.
+    The summary line (task, stop reason, cost) heads the table, so the stepper below leaves its own
+    out: one run, one summary. Returns nothing, so a cell ending in ``show_trace(trace)`` shows each
+    view once. ``show`` is IPython's ``display`` unless a test passes another.
     """
     if show is None:
         from IPython.display import display as show
     show(TraceView(trace))
-    show(TraceStepper(trace))
+    show(TraceStepper(trace, summary=False))
 
 
 # --- progress --------------------------------------------------------------------------------------
 
 
-def progress(iterable: Iterable, desc: str, total: int | None = None) -> tqdm:
+def progress(iterable: Iterable, desc: str = "tasks", total: int | None = None) -> tqdm:
     """A progress bar: a widget in Jupyter, text in a terminal (``tqdm.auto`` chooses).
+
+    With the default ``desc`` it fits ``run_suite(..., progress=progress)`` and ``run_loop`` as is.
 
     Why not plain ``tqdm``: it writes changing rates (``48.83it/s``) to stderr, which strict nbval
     compares, so a re-run fails. ``tqdm.auto`` saves one widget whose text is fixed when it appears,
@@ -276,48 +285,31 @@ def plot_calls_per_task(
     fig, ax = new_figure()
     bars = ax.bar([str(row[label]) for row in rows], [float(row[value]) for row in rows])
     ax.bar_label(bars, fmt="%.2f")
+    ax.margins(y=0.1)  # headroom, so the tallest bar's label stays inside the frame
     ax.set(ylabel=value.replace("_", " "), title=f"{value.replace('_', ' ')} by {label}")
     return fig
 
 
-def decay_weight(
-    days: float,
-    half_life_days: float = 7.0,
-    stale_after_days: float = 14.0,
-    stale_factor: float = 0.5,
-    expire_after_days: float = 30.0,
-) -> float:
-    """How much an experience unused for ``days`` still counts; the memory module, once it exists,
-    holds the source of truth for this formula and this copy only draws it.
+def plot_decay(config: MemoryConfig | None = None, days: float = 60) -> Figure:
+    """The memory's own ``decay_factor`` over ``days`` days, with the stale and expiry days marked.
 
-    Halves every ``half_life_days``; past ``stale_after_days`` it is also multiplied by
-    ``stale_factor``; past ``expire_after_days`` it is 0 (forgotten); a hit stamped after now counts
-    as today's. With the defaults: ``7 -> 0.5``, ``14 -> 0.25``, ``21 -> 0.0625`` (0.125 x 0.5),
-    ``31 -> 0.0``.
+    Why call the memory's function instead of redrawing the formula: one source of truth, so the
+    picture cannot drift from the rule retrieval applies. ``config`` defaults to ``MemoryConfig()``
+    (half-life 7 days, stale after 14, expired after 30).
     """
-    if half_life_days <= 0:
-        raise ValueError(f"half_life_days={half_life_days}: a half-life must be positive")
-    if days > expire_after_days:
-        return 0.0
-    weight = 0.5 ** (max(days, 0.0) / half_life_days)
-    return weight * stale_factor if days > stale_after_days else weight
-
-
-def plot_decay(
-    half_life_days: float = 7.0,
-    stale_after_days: float = 14.0,
-    expire_after_days: float = 30.0,
-    stale_factor: float = 0.5,
-    days: float = 60,
-) -> Figure:
-    """``decay_weight`` over ``days`` days, with the stale and expiry days marked."""
+    config = config or MemoryConfig()
     fig, ax = new_figure()
     xs = [days * i / 600 for i in range(601)]  # fine enough to show the two jumps as cliffs
-    ys = [decay_weight(x, half_life_days, stale_after_days, stale_factor, expire_after_days) for x in xs]
-    ax.plot(xs, ys, label=f"half-life {half_life_days:g} d")
-    ax.axvline(stale_after_days, color="orange", ls=":", label=f"stale after {stale_after_days:g} d")
-    ax.axvline(expire_after_days, color="red", ls=":", label=f"expired after {expire_after_days:g} d")
-    ax.set(xlabel="days since last hit", ylabel="weight", ylim=(0, 1.05), title="memory decay")
+    ax.plot(xs, [decay_factor(x, config) for x in xs], label=f"half-life {config.half_life_days:g} d")
+    ax.axvline(
+        config.stale_after_days,
+        color="orange",
+        ls=":",
+        label=f"stale after {config.stale_after_days:g} d (x {config.stale_factor:g})",
+    )
+    ax.axvline(config.expire_after_days, color="red", ls=":",
+               label=f"expired after {config.expire_after_days:g} d")  # fmt: skip
+    ax.set(xlabel="days since last hit", ylabel="decay factor", ylim=(0, 1.05), title="memory decay")
     ax.legend()
     return fig
 
@@ -325,141 +317,140 @@ def plot_decay(
 # --- memory ----------------------------------------------------------------------------------------
 
 
-class ExperienceLike(Protocol):
-    """What the inspector reads from one remembered experience."""
+def status_at(experience: Experience, config: MemoryConfig, days_since_hit: float) -> str:
+    """The status the memory would give ``experience`` under ``config``; the experience is not touched.
 
-    rule: str
-    confidence: float
-    hits: int
-    last_hit_day: float
-    created_day: float
-
-
-class MemoryLike(Protocol):
-    """The little the inspector needs from a memory: its experiences, their weight, its journal."""
-
-    experiences: Sequence[ExperienceLike]
-
-    def weight_at(self, experience: ExperienceLike, now_day: float, half_life_days: float,
-                  stale_after_days: float, expire_after_days: float,
-                  stale_factor: float) -> float: ...  # fmt: skip
-
-    def journal(self) -> str: ...
-
-
-def memory_rows(
-    memory: MemoryLike,
-    now_day: float,
-    half_life_days: float = 7.0,
-    stale_after_days: float = 14.0,
-    expire_after_days: float = 30.0,
-    stale_factor: float = 0.5,
-    write_threshold: float = 0.5,
-) -> list[dict]:
-    """One dict per experience, in memory order, with its weight (asked of the memory) and a status.
-
-    Status, first match wins: ``expired`` (weight 0), ``below threshold`` (confidence under
-    ``write_threshold``: it would not be written), ``stale`` (idle past ``stale_after_days``),
-    ``active``.
+    Only two things can differ from the stored status: a candidate proposed in ``confirm_threshold``
+    separate tasks would have been written (``active``), and an active rule idle past
+    ``expire_after_days`` would be flagged ``expired`` by the next sweep. Removed and expired rules
+    stay as they are, because only a new proposal brings them back.
     """
-    decay = {"half_life_days": half_life_days, "stale_after_days": stale_after_days,
-             "expire_after_days": expire_after_days, "stale_factor": stale_factor}  # fmt: skip
+    status = experience.status
+    if status == "candidate" and experience.confirmations >= config.confirm_threshold:
+        status = "active"
+    if status == "active" and days_since_hit > config.expire_after_days:
+        status = "expired"
+    return status
+
+
+def memory_rows(memory: Memory, config: MemoryConfig | None = None) -> list[dict]:
+    """One dict per experience, in the order it was learned, as it would look under ``config``.
+
+    ``config`` defaults to the memory's own; "now" is ``memory.clock()``. Why a throwaway ``Memory``
+    for the weights: ``Memory.weight`` is the rule retrieval uses, and a memory built with ``config``
+    applies it to the previewed settings while the student's memory and its config stay unchanged.
+    """
+    config = config or memory.config
+    now = memory.clock()
+    judge = Memory(memory.clock, config)  # empty: only its config and its weight rule are used
     rows = []
-    for exp in memory.experiences:
-        weight = memory.weight_at(exp, now_day=now_day, **decay)
-        idle = now_day - exp.last_hit_day
-        if weight <= 0:
-            status = "expired"
-        elif exp.confidence < write_threshold:
-            status = "below threshold"
-        else:
-            status = "stale" if idle > stale_after_days else "active"
-        rows.append({"rule": exp.rule, "weight": weight, "confidence": exp.confidence,
-                     "hits": exp.hits, "age_days": now_day - exp.created_day, "idle_days": idle,
-                     "status": status})  # fmt: skip
+    for e in memory.experiences.values():
+        days = (now - datetime.fromisoformat(e.last_hit_at)) / timedelta(days=1)
+        status = status_at(e, config, days)
+        rows.append({"rule": e.rule, "status": status, "stored_status": e.status,
+                     "weight": judge.weight(replace(e, status=status), now),
+                     "confidence": e.confidence, "confirmations": e.confirmations, "hits": e.hits,
+                     "validations": e.validations, "failures": e.failures,
+                     "days_since_hit": days})  # fmt: skip
     return rows
 
 
-def memory_table_html(memory: MemoryLike, now_day: float, **settings: float) -> str:
+def memory_table_html(memory: Memory, config: MemoryConfig | None = None) -> str:
     """The experiences as an HTML table (the static twin of ``MemoryInspector``).
 
-    ``settings`` are ``memory_rows``' keyword arguments (half_life_days, write_threshold, ...).
+    A status the settings would change reads ``candidate &rarr; active``; rows that would not be
+    retrieved (weight 0) are grey.
     """
-    found = memory_rows(memory, now_day, **settings)
+    found = memory_rows(memory, config)
     if not found:
         return "<p class='ralph-memory'>no experiences yet</p>"
-    header = ("rule", "weight", "confidence", "hits", "age (days)", "idle (days)", "status")
+    header = ("rule", "status", "weight", "confidence", "tasks", "hits", "ok / wrong", "days since hit")
     rows = [
-        (html.escape(r["rule"]), f"{r['weight']:.3f}", f"{r['confidence']:.2f}", str(r["hits"]),
-         f"{r['age_days']:g}", f"{r['idle_days']:g}", r["status"])
+        (html.escape(r["rule"]), _status_html(r), f"{r['weight']:.3f}", f"{r['confidence']:.2f}",
+         str(r["confirmations"]), str(r["hits"]), f"{r['validations']} / {r['failures']}",
+         f"{r['days_since_hit']:.1f}")
         for r in found
     ]  # fmt: skip
-    styles = ["color:#999" if r["status"] in ("expired", "below threshold") else "" for r in found]
+    styles = ["color:#999" if r["weight"] == 0 else "" for r in found]
     return f"<div class='ralph-memory'>{html_table(header, rows, styles)}</div>"
 
 
-class MemoryInspector:
-    """The memory's experiences with live weights: sliders for half-life, expiry and write threshold,
-    and a button that writes the journal (markdown) to ``journal_path``.
+def _status_html(row: dict) -> str:
+    if row["status"] == row["stored_status"]:
+        return row["status"]
+    return f"{row['stored_status']} &rarr; <b>{row['status']}</b>"
 
-    A thin view over any object shaped like ``MemoryLike``; the stale rule (``stale_after_days``,
-    ``stale_factor``) is fixed at construction.
+
+class MemoryInspector:
+    """A real ``Memory`` with live weights: sliders for half-life, expiry and the write threshold, and a
+    button that writes the work journal to ``journal_path``.
+
+    The sliders only *preview*: they build a new ``MemoryConfig`` with ``dataclasses.replace`` and
+    never change the memory or its config, so moving them cannot spoil the experiment that filled it.
+    The journal is the memory as it is. "Now" is ``memory.clock()``, read on every refresh.
     """
 
-    def __init__(
-        self,
-        memory: MemoryLike,
-        now_day: float,
-        journal_path: str | Path,
-        half_life_days: float = 7.0,
-        stale_after_days: float = 14.0,
-        expire_after_days: float = 30.0,
-        stale_factor: float = 0.5,
-        write_threshold: float = 0.5,
-    ):
-        self.memory, self.now_day, self.journal_path = memory, now_day, Path(journal_path)
-        self.stale_after_days, self.stale_factor = stale_after_days, stale_factor
-        style = {"description_width": "initial"}
+    def __init__(self, memory: Memory, journal_path: str | Path = "journal.md"):
+        self.memory, self.journal_path = memory, Path(journal_path)
+        config, style = memory.config, {"description_width": "initial"}
         self.half_life = widgets.FloatSlider(
-            half_life_days, min=0.5, max=60, step=0.5, description="half-life (days)", style=style
+            config.half_life_days,
+            min=0.5,
+            step=0.5,
+            max=max(60, config.half_life_days),
+            description="half-life (days)",
+            style=style,
         )
         self.expiry = widgets.FloatSlider(
-            expire_after_days, min=1, max=120, step=1, description="expire after (days)", style=style
+            config.expire_after_days,
+            min=1,
+            step=1,
+            max=max(120, config.expire_after_days),
+            description="expire after (days)",
+            style=style,
         )
-        self.threshold = widgets.FloatSlider(
-            write_threshold, min=0, max=1, step=0.05, description="write threshold", style=style
-        )
+        self.threshold = widgets.IntSlider(config.confirm_threshold, min=1,
+                                           max=max(5, config.confirm_threshold),
+                                           description="write threshold (tasks)", style=style)  # fmt: skip
         self.table = widgets.HTML()
         self.export_button = widgets.Button(description="Export journal", tooltip="write the journal")
         self.status = widgets.Label()
+        self.table.add_class("ralph-memory-table")
+        self.export_button.add_class("ralph-export")
         for slider in (self.half_life, self.expiry, self.threshold):
             slider.observe(lambda _: self.refresh(), names="value")
         self.export_button.on_click(lambda _: self.export())
-        sliders = widgets.HBox([self.half_life, self.expiry, self.threshold])
+        sliders = widgets.VBox([self.half_life, self.expiry, self.threshold])
         export = widgets.HBox([self.export_button, self.status])
         self.widget = widgets.VBox([sliders, self.table, export])
         self.refresh()
 
-    def settings(self) -> dict[str, float]:
-        """The current knobs, as ``memory_rows`` takes them."""
-        return {"half_life_days": self.half_life.value, "stale_after_days": self.stale_after_days,
-                "expire_after_days": self.expiry.value, "stale_factor": self.stale_factor,
-                "write_threshold": self.threshold.value}  # fmt: skip
+    def config(self) -> MemoryConfig:
+        """The memory's config with the three slider values in place of its own."""
+        return replace(self.memory.config, half_life_days=self.half_life.value,
+                       expire_after_days=self.expiry.value,
+                       confirm_threshold=self.threshold.value)  # fmt: skip
 
     def refresh(self) -> None:
-        self.table.value = memory_table_html(self.memory, self.now_day, **self.settings())
+        self.table.value = memory_table_html(self.memory, self.config())
 
     def export(self) -> Path:
-        """Write the journal and say where; the file is overwritten on every click."""
-        self.journal_path.write_text(self.memory.journal(), encoding="utf-8")
+        """Write ``journal(memory)`` and say where; the file is overwritten on every click.
+
+        The table is refreshed too, so what it shows and what was written are read at the same time.
+        """
+        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        self.journal_path.write_text(journal(self.memory), encoding="utf-8")
         self.status.value = f"journal written to {self.journal_path}"
+        self.refresh()
         return self.journal_path
 
     def __repr__(self) -> str:
+        active = sum(row["status"] == "active" for row in memory_rows(self.memory, self.config()))
         return (
-            f"MemoryInspector(experiences={len(self.memory.experiences)}, "
+            f"MemoryInspector(experiences={len(self.memory.experiences)}, active={active}, "
             f"half_life_days={self.half_life.value:g}, expire_after_days={self.expiry.value:g}, "
-            f"write_threshold={self.threshold.value:g})"
+            f"confirm_threshold={self.threshold.value})"
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:

@@ -70,7 +70,10 @@ def start_lab(root: Path, port: int, token: str, log: Path) -> subprocess.Popen:
     """
     state = root / ".lab"
     write_settings(state / "settings")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime")}
+    # The lessons' saved outputs come from the offline model with seed 0: run them on that, whatever
+    # the developer's shell has set for a real model.
+    env = {k: v for k, v in os.environ.items() if k not in ("RALPH_MODEL", "RALPH_SEED")}
+    env |= {"JUPYTER_RUNTIME_DIR": str(state / "runtime"), "RALPH_MODEL": "offline"}
     command = [
         sys.executable, "-m", "jupyter", "lab", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
@@ -117,9 +120,15 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=STOP_S)
 
 
-def write_notebook(path: Path, cells: list[str]) -> None:
-    """An unexecuted notebook for the python3 kernel (no kernel picker dialog)."""
-    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec})
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    nbformat.write(nb, path)
+def saved_text(notebook: Path, prefix: str) -> str:
+    """The first saved ``text/plain`` output of ``notebook`` that starts with ``prefix``.
+
+    Why: the test checks the live run against what the committed lesson shows, not against numbers
+    of its own. ``saved_text(lesson, "TraceStepper(")`` -> ``"TraceStepper(task=T002, steps=4, position=1)"``
+    """
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain", "")
+            if text.startswith(prefix):
+                return text
+    raise LookupError(f"{notebook} has no saved output starting with {prefix!r}: rebuild it")

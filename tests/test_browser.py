@@ -1,12 +1,14 @@
-"""The stepper in a real JupyterLab, driven by headless Chromium: does a student see and click it?
+"""Lesson 01 in a real JupyterLab, driven by headless Chromium: does a student see and click the stepper?
 
 Unit tests click the buttons from Python; only a browser shows that the widget renders at all (no
-"Error displaying widget"), that the front end talks to the kernel, and that Next really moves.
-Needs Debian's ``chromium`` and the ``playwright`` package (never its own browser download); the
-test is skipped, saying which is missing, without them. Screenshots of steps 1 and 2 land in
+"Error displaying widget"), that the front end talks to the kernel, and that Next really moves. The
+notebook is the committed ``notebooks/01_bare_react.ipynb``, copied as it is: what a student opens.
+Needs Debian's ``chromium`` and the ``playwright`` package (never its own browser download); the test
+is skipped, saying which is missing, without them. Screenshots (as opened, step 1, step 2) land in
 tmp_path; step 2 is copied to /tmp/ralph_browser.png.
 """
 
+import re
 import secrets
 import shutil
 import time
@@ -17,26 +19,19 @@ from browser_helpers import (
     CHROMIUM_FLAGS,
     chromium_path,
     free_port,
+    saved_text,
     start_lab,
     stop,
     wait_until_up,
-    write_notebook,
 )
 
-from ralph_mini import OfflineModel, make_suite, run_react
+from ralph_mini.widgets import WRONG_STYLE
 
 pytestmark = pytest.mark.browser
 
+LESSON = Path(__file__).resolve().parents[1] / "notebooks" / "01_bare_react.ipynb"
 SCREENSHOT_COPY = Path("/tmp/ralph_browser.png")
 WAIT_MS = 60_000  # any single wait in the page: loading lab, starting the kernel, running cells
-
-CELLS = [
-    "from ralph_mini import OfflineModel, make_suite, run_react\nfrom ralph_mini.widgets import show_trace",
-    "suite = make_suite(10)\n"
-    "trace = run_react(suite.tasks[3], OfflineModel(), suite.world.tools())\n"
-    "[step.tool for step in trace.steps]",
-    "show_trace(trace)",
-]
 
 RUN_ALL = """async () => {
     const app = window.jupyterapp;
@@ -69,17 +64,13 @@ def lab(tmp_path):
         stop(proc)
 
 
-def expected_tools() -> list[str]:
-    """The same run the notebook makes: the offline model is deterministic."""
-    suite = make_suite(10)
-    return [s.tool for s in run_react(suite.tasks[3], OfflineModel(), suite.world.tools()).steps]
-
-
-def test_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, lab, tmp_path):
-    tools = expected_tools()
-    assert tools[0] != tools[1]  # otherwise "the tool changed" would prove nothing
-    write_notebook(tmp_path / "root" / "stepper.ipynb", CELLS)
+def test_lesson_01_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, lab, tmp_path):
+    shutil.copyfile(LESSON, tmp_path / "root" / LESSON.name)
+    saved = saved_text(LESSON, "TraceStepper(")  # "TraceStepper(task=T002, steps=4, position=1)"
+    steps = int(re.search(r"steps=(\d+)", saved)[1])
+    assert steps >= 2  # otherwise Next could not move
     base_url, token = lab
+    expect = playwright_api.expect
     started = time.monotonic()
     with playwright_api.sync_playwright() as pw:
         browser = pw.chromium.launch_persistent_context(
@@ -92,28 +83,41 @@ def test_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, lab, tmp_p
         try:
             page = browser.new_page()
             page.set_default_timeout(WAIT_MS)
-            page.goto(f"{base_url}/lab/tree/stepper.ipynb?token={token}")
+            page.goto(f"{base_url}/lab/tree/{LESSON.name}?token={token}")
             page.wait_for_function(
                 "() => window.jupyterapp?.shell.currentWidget?.sessionContext !== undefined"
             )
-            assert page.evaluate(RUN_ALL) == "python3"
-
             position = page.locator(".ralph-position")
-            expect = playwright_api.expect
-            expect(position).to_have_text(f"step 1 of {len(tools)}", timeout=WAIT_MS)
+
+            # As opened, before running anything: a fresh copy is untrusted, so Lab shows each saved
+            # widget's text/plain, the stepper's stable summary line, and no widget error.
+            saved_stepper = page.locator(".jp-OutputArea-output pre", has_text=saved)
+            expect(saved_stepper).to_have_count(1, timeout=WAIT_MS)
+            saved_stepper.scroll_into_view_if_needed()
+            page.screenshot(path=str(tmp_path / "opened.png"))
+            assert page.get_by_text("Error displaying widget").count() == 0
+
+            assert page.evaluate(RUN_ALL) == "python3"  # resolves once every cell has run
+
+            # The live run: the static table above the stepper is the reference.
+            tools = page.locator(".ralph-trace code.ralph-tool").all_inner_texts()
+            assert len(tools) == steps and tools[0] != tools[1]  # else "the tool changed" proves nothing
+            first_row_wrong = WRONG_STYLE in (
+                page.locator(".ralph-trace tr").nth(1).get_attribute("style") or ""
+            )
             step = page.locator(".ralph-step")
+            expect(position).to_have_text(f"step 1 of {steps}", timeout=WAIT_MS)
+            expect(saved_stepper).to_have_count(0)  # replaced by the live widget
             expect(step.locator(".ralph-tool")).to_have_text(tools[0])
-            expect(step).to_contain_text("wrong call")  # step 1 is the look-alike tool
-            rows = page.locator(".ralph-trace tr")  # the static table, shown above the stepper
-            expect(rows).to_have_count(1 + len(tools))
+            if first_row_wrong:
+                expect(step).to_contain_text("wrong call")
             expect(page.locator("button.ralph-previous")).to_be_disabled()
             step.scroll_into_view_if_needed()
             page.screenshot(path=str(tmp_path / "stepper-1.png"))
 
             page.locator("button.ralph-next").click()
-            expect(position).to_have_text(f"step 2 of {len(tools)}")
+            expect(position).to_have_text(f"step 2 of {steps}")
             expect(step.locator(".ralph-tool")).to_have_text(tools[1])
-            expect(step).not_to_contain_text("wrong call")
             expect(page.locator("button.ralph-previous")).to_be_enabled()
 
             assert page.get_by_text("Error displaying widget").count() == 0

@@ -8,7 +8,7 @@ import io
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import asdict
 
 import matplotlib
 
@@ -23,12 +23,19 @@ from hypothesis import strategies as st  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
 from ralph_mini import OfflineModel, Step, Trace, make_suite, run_react  # noqa: E402
+from ralph_mini.memory import (  # noqa: E402
+    Experience,
+    FakeClock,
+    Memory,
+    MemoryConfig,
+    decay_factor,
+    journal,
+)
 from ralph_mini.widgets import (  # noqa: E402
     WRONG_STYLE,
     MemoryInspector,
     TraceStepper,
     TraceView,
-    decay_weight,
     memory_rows,
     memory_table_html,
     plot_calls_per_task,
@@ -37,6 +44,7 @@ from ralph_mini.widgets import (  # noqa: E402
     progress,
     rolling_mean,
     show_trace,
+    status_at,
     trace_html,
     trace_text,
 )
@@ -132,11 +140,18 @@ def test_stepper_on_a_run_without_steps(trace):
     assert repr(stepper) == "TraceStepper(task=T004, steps=0, position=0)"
 
 
-def test_show_trace_shows_the_table_then_the_stepper(trace):
+def test_show_trace_shows_the_table_then_the_stepper_and_the_summary_once(trace):
     shown = []
     assert show_trace(trace, show=shown.append) is None
     assert [type(v) for v in shown] == [TraceView, TraceStepper]
-    assert shown[1].position == 1
+    table, stepper = shown
+    assert stepper.position == 1
+    summary = "18.99 s virtual"  # the end of the one-line summary: task, stop reason, cost
+    parts = [table._repr_html_()] + [getattr(child, "value", "") for child in stepper.widget.children]
+    assert sum(part.count(summary) for part in parts) == 1
+    assert summary in table._repr_html_()
+    alone = TraceStepper(trace)  # shown on its own, the stepper keeps its summary
+    assert summary in alone.widget.children[0].value
 
 
 # --- progress ------------------------------------------------------------------------------------
@@ -150,6 +165,7 @@ def test_progress_is_a_tqdm_auto_bar_that_yields_everything():
     assert bar.n == 5
     generated = progress((i * i for i in range(3)), "squares", total=3)
     assert generated.total == 3 and list(generated) == [0, 1, 4]
+    assert progress(["T001", "T002"]).desc == "tasks"  # fits run_suite(..., progress=progress)
 
 
 # --- plots ---------------------------------------------------------------------------------------
@@ -192,34 +208,21 @@ def test_calls_per_task_bars():
     assert [t.get_text() for t in ax.texts] == ["2.40", "1.30"]
 
 
-def test_decay_weight_closed_form():
-    assert decay_weight(0) == 1.0
-    assert decay_weight(7) == 0.5
-    assert decay_weight(14) == 0.25  # the stale rule starts *after* 14 days
-    assert decay_weight(14.5) == pytest.approx(0.5 ** (14.5 / 7) * 0.5)
-    assert decay_weight(21) == pytest.approx(0.0625)
-    assert decay_weight(30) == pytest.approx(0.5 ** (30 / 7) * 0.5)
-    assert decay_weight(30.01) == 0.0
-    assert decay_weight(-2) == 1.0  # a hit stamped after "now" counts as today's
-    assert decay_weight(10, half_life_days=10, stale_after_days=5, stale_factor=0.1) == 0.05
-    with pytest.raises(ValueError, match="half_life_days=0"):
-        decay_weight(1, half_life_days=0)
-
-
-@given(st.floats(0, 100), st.floats(0, 100), st.floats(0.5, 60), st.floats(0, 1))
-def test_decay_weight_never_grows_with_age(a, b, half_life, factor):
-    early, late = sorted((a, b))
-    w = [decay_weight(d, half_life, 14.0, factor, 30.0) for d in (early, late)]
-    assert 0.0 <= w[1] <= w[0] <= 1.0
-
-
-def test_plot_decay_draws_the_formula_and_marks_stale_and_expiry():
-    fig = plot_decay(half_life_days=5, stale_after_days=10, expire_after_days=20, stale_factor=0.4)
+def test_plot_decay_draws_the_memorys_own_decay_factor_and_marks_stale_and_expiry():
+    config = MemoryConfig(half_life_days=5, stale_after_days=10, expire_after_days=20, stale_factor=0.4)
+    fig = plot_decay(config)
     curve, stale, expire = fig.axes[0].get_lines()
     xs, ys = curve.get_xdata(), curve.get_ydata()
     assert xs[0] == 0 and xs[-1] == 60 and len(xs) == 601
-    assert list(ys) == [decay_weight(x, 5, 10, 0.4, 20) for x in xs]
+    assert list(ys) == [decay_factor(x, config) for x in xs]
+    assert ys[50] == 0.5 and ys[100] == 0.25  # days 5 and 10 (x steps by 0.1): 1 and 2 half-lives
+    assert ys[101] == pytest.approx(0.4 * 0.5 ** (10.1 / 5)) and ys[201] == 0.0  # stale, then expired
     assert list(stale.get_xdata()) == [10, 10] and list(expire.get_xdata()) == [20, 20]
+    default = plot_decay().axes[0].get_lines()
+    assert list(default[0].get_ydata()) == [decay_factor(x, MemoryConfig()) for x in xs]
+    assert [line.get_label() for line in default] == [
+        "half-life 7 d", "stale after 14 d (x 0.5)", "expired after 30 d"
+    ]  # fmt: skip
 
 
 def test_figures_render_to_the_same_png_twice():
@@ -234,88 +237,170 @@ def test_figures_render_to_the_same_png_twice():
 # --- memory --------------------------------------------------------------------------------------
 
 
-@dataclass
-class FakeExperience:
-    rule: str
-    confidence: float
-    hits: int
-    last_hit_day: float
-    created_day: float
+SKIP_DB = "when query_local_cache finds the order: skip query_database"
+PENDING = "when status is pending and age under 30 min: skip query_payment_api"
+START = "when any task: start with query_local_cache"
+BAD = "when query_local_cache finds nothing: answer"
 
 
-@dataclass
-class FakeMemory:
-    """Shaped like the memory the inspector expects; its weight is ``decay_weight`` of idle days."""
+def learned_memory() -> Memory:
+    """Four experiences, 17 days after the first one was written (a FakeClock, so exact numbers).
 
-    experiences: list[FakeExperience] = field(default_factory=list)
-
-    def weight_at(self, experience, now_day, half_life_days, stale_after_days, expire_after_days,
-                  stale_factor):  # fmt: skip
-        idle = now_day - experience.last_hit_day
-        return decay_weight(idle, half_life_days, stale_after_days, stale_factor, expire_after_days)
-
-    def journal(self) -> str:
-        return "# Journal\n\n" + "\n".join(f"- {e.rule} ({e.hits} hits)" for e in self.experiences)
-
-
-def fake_memory() -> FakeMemory:
-    return FakeMemory([
-        FakeExperience("IF cache hit THEN answer", 0.9, 12, last_hit_day=33, created_day=20),
-        FakeExperience("IF pending & age<30m THEN skip query_payment_api", 0.8, 3, 15, 2),
-        FakeExperience("IF missing THEN answer not_found", 0.3, 1, 38, 38),
-        FakeExperience("IF x <y> THEN y", 0.7, 0, 5, 0),
-    ])  # fmt: skip
-
-
-def test_memory_rows_ask_the_memory_for_weights_and_give_each_a_status():
-    rows = memory_rows(fake_memory(), now_day=40)
-    assert [r["weight"] for r in rows] == pytest.approx([0.5, 0.5 ** (25 / 7) * 0.5, 0.5 ** (2 / 7), 0])
-    assert [r["status"] for r in rows] == ["active", "stale", "below threshold", "expired"]
-    assert [(r["age_days"], r["idle_days"], r["hits"]) for r in rows[:2]] == [(20, 7, 12), (38, 25, 3)]
+    SKIP_DB: written day 0, hit and validated once that day (confidence 3/4), idle 17 days: stale.
+    PENDING: written day 10 (confidence 2/3), idle 7 days. START: proposed once, a candidate.
+    BAD: written day 10, then two wrong answers with it in play: removed.
+    """
+    memory = Memory(FakeClock())
+    for task in ("T1", "T2"):
+        memory.propose(SKIP_DB, task_id=task, run_id=f"R{task}")
+    [skip] = memory.experiences.values()
+    memory.record_hits([skip])
+    memory.record_outcome([skip], [cache_hit()], correct=True)
+    memory.clock.advance(days=10)
+    for task in ("T3", "T4"):
+        memory.propose(PENDING, task_id=task, run_id=f"R{task}")
+        memory.propose(BAD, task_id=task, run_id=f"R{task}")
+    memory.propose(START, task_id="T5", run_id="R5")
+    bad = next(e for e in memory.experiences.values() if e.rule == BAD)
+    cache_miss = Step(1, None, "query_local_cache", "{}", "not_found", "not_found: not in the cache")
+    for _ in range(2):
+        memory.record_outcome([bad], [cache_miss], correct=False)
+    memory.clock.advance(days=7)
+    return memory
 
 
-def test_memory_table_html_shows_weights_and_escapes_rules():
-    page = memory_table_html(fake_memory(), 40, half_life_days=7.0)
-    assert page.count("<tr") == 5
-    assert "0.500" in page and "&lt;y&gt;" in page and "<y>" not in page
-    assert page.count("color:#999") == 2  # below threshold and expired are greyed
-    assert memory_table_html(FakeMemory(), 40) == "<p class='ralph-memory'>no experiences yet</p>"
+def cache_hit() -> Step:
+    return Step(1, None, "query_local_cache", "{}", "ok", "ok: 2 fields: status=paid, amount=1.0")
 
 
-def test_memory_inspector_sliders_recompute_and_the_button_exports(tmp_path):
-    path = tmp_path / "journal.md"
-    inspector = MemoryInspector(fake_memory(), now_day=40, journal_path=path)
-    assert ">0.500<" in inspector.table.value
+def by_rule(rows: list[dict]) -> dict[str, dict]:
+    return {row["rule"]: row for row in rows}
+
+
+def test_the_learned_memory_is_the_one_these_tests_expect():
+    memory = learned_memory()
+    assert [(e.rule, e.status, e.confirmations) for e in memory.experiences.values()] == [
+        (SKIP_DB, "active", 2), (PENDING, "active", 2), (BAD, "removed", 2), (START, "candidate", 1)
+    ]  # fmt: skip
+
+
+def test_memory_rows_match_the_memory_itself_under_its_own_config():
+    memory = learned_memory()
+    rows = memory_rows(memory)
+    assert [r["rule"] for r in rows] == [SKIP_DB, PENDING, BAD, START]  # the order it was learned
+    assert [r["weight"] for r in rows] == [memory.weight(e) for e in memory.experiences.values()]
+    skip, pending, bad, start = rows
+    assert skip["weight"] == pytest.approx(0.75 * 0.5 ** (17 / 7) * 0.5)  # stale: halved once more
+    assert pending["weight"] == pytest.approx(2 / 3 * 0.5)  # one half-life
+    assert bad["weight"] == start["weight"] == 0.0  # removed, candidate: never retrieved
+    assert [r["status"] for r in rows] == ["active", "active", "removed", "candidate"]
+    assert [(r["days_since_hit"], r["hits"], r["validations"], r["failures"]) for r in rows] == [
+        (17.0, 1, 1, 0), (7.0, 0, 0, 0), (7.0, 0, 0, 2), (7.0, 0, 0, 0)
+    ]  # fmt: skip
+
+
+def test_memory_rows_preview_other_settings_without_touching_the_memory():
+    memory = learned_memory()
+    before, config = [asdict(e) for e in memory.experiences.values()], memory.config
+    preview = MemoryConfig(half_life_days=14, expire_after_days=15, confirm_threshold=1)
+    skip, pending, bad, start = memory_rows(memory, preview)
+    assert (skip["stored_status"], skip["status"], skip["weight"]) == ("active", "expired", 0.0)
+    assert pending["weight"] == pytest.approx(2 / 3 * 0.5 ** (7 / 14))
+    assert (start["stored_status"], start["status"]) == ("candidate", "active")
+    assert start["weight"] == pytest.approx(0.5 * 0.5 ** (7 / 14))  # confidence 1/2, as if written
+    assert bad["status"] == "removed" and bad["weight"] == 0.0  # only a new proposal revives it
+    assert [asdict(e) for e in memory.experiences.values()] == before
+    assert memory.config is config and config == MemoryConfig()
+
+
+def test_status_at_promotes_candidates_and_expires_idle_rules_only():
+    memory = learned_memory()
+    skip, pending, bad, start = memory.experiences.values()
+    assert status_at(start, MemoryConfig(confirm_threshold=2), 0) == "candidate"
+    assert status_at(start, MemoryConfig(confirm_threshold=1), 0) == "active"
+    assert status_at(start, MemoryConfig(confirm_threshold=1), 31) == "expired"
+    assert status_at(skip, MemoryConfig(), 30) == "active"
+    assert status_at(skip, MemoryConfig(), 30.5) == "expired"
+    assert status_at(bad, MemoryConfig(confirm_threshold=1), 0) == "removed"
+
+
+def test_memory_table_html_shows_the_preview_and_escapes_rules():
+    memory = learned_memory()
+    page = memory_table_html(memory)
+    assert page.count("<tr") == 5  # header + four experiences
+    assert f">{2 / 3 * 0.5:.3f}<" in page and ">1 / 0<" in page and ">17.0<" in page
+    assert page.count("color:#999") == 2  # removed and candidate: weight 0, grey
+    assert "&rarr;" not in page
+    preview = memory_table_html(memory, MemoryConfig(confirm_threshold=1))
+    assert "candidate &rarr; <b>active</b>" in preview and preview.count("color:#999") == 1
+    odd = Experience(id="x", rule="when <b> shows: answer", task_type="t", trigger="any", tools=[],
+                     result="", failure_reason="", created_at="2025-03-10T12:00",
+                     last_hit_at="2025-03-10T12:00")  # fmt: skip
+    page = memory_table_html(Memory(FakeClock(), experiences=[odd]))
+    assert "&lt;b&gt;" in page and "<b>" not in page
+    assert memory_table_html(Memory(FakeClock())) == "<p class='ralph-memory'>no experiences yet</p>"
+
+
+def test_memory_inspector_sliders_preview_and_the_button_exports_the_journal(tmp_path):
+    memory = learned_memory()
+    before = [asdict(e) for e in memory.experiences.values()]
+    path = tmp_path / "runs" / "journal.md"
+    inspector = MemoryInspector(memory, journal_path=path)
+    assert (inspector.half_life.value, inspector.expiry.value, inspector.threshold.value) == (7, 30, 2)
+    assert f">{2 / 3 * 0.5:.3f}<" in inspector.table.value
     assert repr(inspector) == (
-        "MemoryInspector(experiences=4, half_life_days=7, expire_after_days=30, write_threshold=0.5)"
+        "MemoryInspector(experiences=4, active=2, half_life_days=7, expire_after_days=30, "
+        "confirm_threshold=2)"
     )
 
     inspector.half_life.value = 14  # seven idle days now cost less
-    assert f">{0.5**0.5:.3f}<" in inspector.table.value and ">0.500<" not in inspector.table.value
-    inspector.expiry.value = 6  # now only the experience hit two days ago survives
-    assert inspector.table.value.count("expired") == 3
-    inspector.threshold.value = 0.95
-    assert "active" not in inspector.table.value
+    assert f">{2 / 3 * 0.5**0.5:.3f}<" in inspector.table.value
+    inspector.expiry.value = 15  # SKIP_DB, idle 17 days, would expire
+    assert "active &rarr; <b>expired</b>" in inspector.table.value
+    inspector.threshold.value = 1  # one task would be enough: the candidate would be written
+    assert "candidate &rarr; <b>active</b>" in inspector.table.value
+    assert inspector.config() == MemoryConfig(half_life_days=14, expire_after_days=15, confirm_threshold=1)
     assert inspector._repr_mimebundle_()["text/plain"] == (
-        "MemoryInspector(experiences=4, half_life_days=14, expire_after_days=6, write_threshold=0.95)"
+        "MemoryInspector(experiences=4, active=2, half_life_days=14, expire_after_days=15, "
+        "confirm_threshold=1)"
     )
+    assert [asdict(e) for e in memory.experiences.values()] == before  # previews only
+    assert memory.config == MemoryConfig()
 
     assert not path.exists() and inspector.status.value == ""
     inspector.export_button.click()
-    assert path.read_text() == fake_memory().journal()
+    assert path.read_text(encoding="utf-8") == journal(memory)  # the memory as it is, not the preview
+    assert "## Removed (1)" in path.read_text(encoding="utf-8")
     assert inspector.status.value == f"journal written to {path}"
+
+
+def test_memory_inspector_reads_the_clock_on_every_refresh_and_export(tmp_path):
+    memory = learned_memory()
+    inspector = MemoryInspector(memory, journal_path=tmp_path / "journal.md")
+    memory.clock.advance(days=14)  # SKIP_DB idle 31 days: past expiry
+    assert "&rarr;" not in inspector.table.value  # nothing has asked for a refresh yet
+    inspector.export_button.click()  # the table and the journal are read at the same moment
+    assert "active &rarr; <b>expired</b>" in inspector.table.value
+    assert "last hit 31 days ago" in (tmp_path / "journal.md").read_text(encoding="utf-8")
+    assert repr(inspector).startswith("MemoryInspector(experiences=4, active=1,")
 
 
 # --- the nbval contract, checked with nbval itself -----------------------------------------------
 
 NOTEBOOK_CELLS = [
-    "from ralph_mini import OfflineModel, make_suite, run_react\n"
-    "from ralph_mini.widgets import plot_decay, progress, show_trace",
+    "from ralph_mini import OfflineModel, make_suite\n"
+    "from ralph_mini.bench import run_suite\n"
+    "from ralph_mini.memory import FakeClock, Memory\n"
+    "from ralph_mini.widgets import MemoryInspector, plot_decay, progress, show_trace",
     "suite = make_suite(10)\n"
-    "traces = [run_react(t, OfflineModel(), suite.world.tools())\n"
-    "          for t in progress(suite.tasks[:4], 'tasks')]",
+    "traces = run_suite(suite.tasks[:4], OfflineModel(), suite.world.tools(), progress=progress)",
     "show_trace(traces[3])",
     "plot_decay()",
+    "memory = Memory(FakeClock())\n"
+    "for task in ('T1', 'T2'):\n"
+    "    memory.propose('when query_local_cache finds the order: skip query_database',\n"
+    "                   task_id=task, run_id=task)\n"
+    "MemoryInspector(memory)",
 ]
 
 
@@ -331,12 +416,16 @@ def test_saved_views_pass_strict_nbval(tmp_path):
                                                            "display_name": "Python 3"}})  # fmt: skip
     nb.cells = [nbformat.v4.new_code_cell(source) for source in NOTEBOOK_CELLS]
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
-    bar, table, stepper, figure = nb.cells[1].outputs + nb.cells[2].outputs + nb.cells[3].outputs
+    bar, table, stepper, figure, inspector = [out for cell in nb.cells[1:] for out in cell.outputs]
     assert bar["data"]["text/plain"] == "tasks:   0%|          | 0/4 [00:00<?, ?it/s]"
     assert "ralph-trace" in table["data"]["text/html"]
     assert stepper["data"]["text/plain"] == "TraceStepper(task=T004, steps=4, position=1)"
     assert figure["data"]["text/plain"] == "<Figure size 640x360 with 1 Axes>"
     assert "image/png" in figure["data"]
+    assert inspector["data"]["text/plain"] == (
+        "MemoryInspector(experiences=1, active=1, half_life_days=7, expire_after_days=30, "
+        "confirm_threshold=2)"
+    )
     nbformat.write(nb, tmp_path / "views.ipynb")
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
     run = subprocess.run(
@@ -344,4 +433,4 @@ def test_saved_views_pass_strict_nbval(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, textwrap.shorten(run.stdout + run.stderr, 3000)
-    assert "4 passed" in run.stdout
+    assert "5 passed" in run.stdout

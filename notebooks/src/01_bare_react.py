@@ -27,6 +27,7 @@ import pandas as pd
 
 from ralph_mini import make_suite, model_from_env, run_react, tool
 from ralph_mini.bench import by_kind, record, run_suite, summarize
+from ralph_mini.widgets import plot_calls_per_task, progress, show_trace
 
 model = model_from_env()  # OfflineModel unless RALPH_MODEL is set
 model
@@ -118,6 +119,13 @@ print(
 )
 
 # %% [markdown]
+# The same run as a table (the wrong call on red), and as a stepper: click **Next** to walk through
+# it one step at a time, thought, tool call and observation.
+
+# %%
+show_trace(trace)
+
+# %% [markdown]
 # ## The whole suite: the baseline
 #
 # Now all 50 tasks, each run independently: the agent remembers nothing from one task to the next.
@@ -126,7 +134,7 @@ print(
 # the tools' latencies.
 
 # %%
-traces = run_suite(suite.tasks, model, tools)
+traces = run_suite(suite.tasks, model, tools, progress=progress)
 records = [record(t) for t in traces]
 baseline = summarize(records, "bare ReAct, all 9 tools")
 pd.DataFrame(by_kind(records))
@@ -142,7 +150,8 @@ pd.DataFrame(by_kind(records))
 # same model, only the three core tools in the prompt:
 
 # %%
-core_records = [record(t) for t in run_suite(suite.tasks, model, suite.world.tools(core_only=True))]
+core_tools = suite.world.tools(core_only=True)
+core_records = [record(t) for t in run_suite(suite.tasks, model, core_tools, progress=progress)]
 core_only = summarize(core_records, "bare ReAct, 3 core tools")
 pd.DataFrame([baseline, core_only])[["agent", "wrong calls", "tasks with a wrong call", "tokens/task"]]
 
@@ -157,3 +166,16 @@ pd.DataFrame([baseline, core_only])[["agent", "wrong calls", "tasks with a wrong
 
 # %%
 pd.DataFrame([baseline, core_only]).set_index("agent").T
+
+# %% [markdown]
+# The same comparison as a picture: calls per task for each agent, next to the oracle's minimum.
+
+# %%
+plot_calls_per_task(
+    [
+        {"agent": "all 9 tools", "calls/task": baseline["calls/task"]},
+        {"agent": "3 core tools", "calls/task": core_only["calls/task"]},
+        {"agent": "oracle", "calls/task": baseline["oracle calls/task"]},
+    ],
+    value="calls/task",
+)

@@ -17,6 +17,7 @@ import pandas as pd
 from ralph_mini import make_suite, model_from_env
 from ralph_mini.bench import run_suite
 from ralph_mini.log import append_run, as_rows, load_log, log_run
+from ralph_mini.widgets import progress
 
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
@@ -32,7 +33,7 @@ tools = suite.world.tools()
 # %%
 log_path = Path("runs/session-02.jsonl")
 log_path.unlink(missing_ok=True)
-traces = run_suite(suite.tasks, model, tools)
+traces = run_suite(suite.tasks, model, tools, progress=progress)
 for number, trace in enumerate(traces, 1):
     append_run(log_path, *log_run(trace, run_id=f"R{number:03d}"))
 lines = log_path.read_text().splitlines()

@@ -127,11 +127,11 @@ print(
 # %%
 import pandas as pd
 
-before = summarize([record(t) for t in run_suite(suite.tasks, model, tools)], "bare ReAct")
-after = summarize(
-    [record(t) for t in run_suite(suite.tasks, model, tools, lessons=reflection.rules)],
-    "bare ReAct + 1 reflection",
-)
+from ralph_mini.widgets import progress
+
+before = summarize([record(t) for t in run_suite(suite.tasks, model, tools, progress=progress)], "bare ReAct")
+with_rules = run_suite(suite.tasks, model, tools, lessons=reflection.rules, progress=progress)
+after = summarize([record(t) for t in with_rules], "bare ReAct + 1 reflection")
 pd.DataFrame([before, after]).set_index("agent").T
 
 # %% [markdown]

@@ -31,7 +31,7 @@ from ralph_mini import make_suite, model_from_env
 from ralph_mini.bench import record, run_suite, summarize
 from ralph_mini.loop import run_loop
 from ralph_mini.memory import FakeClock, Memory, MemoryConfig, MemoryFile, decay_factor, journal
-from ralph_mini.widgets import plot_learning_curve
+from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve, progress
 
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
@@ -46,7 +46,9 @@ tools = suite.world.tools()
 # %%
 clock = FakeClock()
 memory = Memory(clock, MemoryConfig())
-results = run_loop(suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6))
+results = run_loop(
+    suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6), progress=progress
+)
 for result in results[:5]:
     print(f"{result.task.task_id} {result.record.calls} calls; injected {len(result.injected)} rules")
     for note in result.memory_notes:
@@ -88,6 +90,16 @@ pd.DataFrame(rows).set_index("agent").T
 print(journal(memory))
 
 # %% [markdown]
+# The same memory, live. The sliders *preview* other settings without changing the memory: a shorter
+# half-life or expiry fades and expires rules sooner; a write threshold of 1 shows which candidates a
+# single task would have written (grey rows are never retrieved). **Export journal** writes the journal
+# above to a markdown file. The inspector reads the memory's clock whenever it redraws: once the cells
+# below have moved that clock a month on, it shows the month-old memory.
+
+# %%
+MemoryInspector(memory, journal_path="runs/journal-04.md")
+
+# %% [markdown]
 # ## Memory pollution: a special case that hurts ordinary tasks
 #
 # Suppose one day the agent met an order that was in neither the cache nor anywhere else, and some
@@ -113,7 +125,9 @@ def planted_run(config: MemoryConfig, calls_saved: int = 0) -> dict:
     clock = FakeClock()
     memory = Memory(clock, config)
     decision, _ = memory.propose(BAD, task_id="special", run_id="S1", calls_saved=calls_saved)
-    runs = run_loop(suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6))
+    runs = run_loop(
+        suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6), progress=progress
+    )
     records = [r.record for r in runs]
     blamed = [n for r in runs for n in r.memory_notes if BAD in n]
     return {
@@ -158,8 +172,15 @@ pd.DataFrame(snapshots)
 
 # %% [markdown]
 # The weight halves in a week (half-life 7 days), and once a rule has not been hit for two weeks it is
-# stale and halved again. After 30 days it is no longer retrieved. Nothing is lost: a sweep flags it
-# `expired` in the file, with the reason, and a rule proposed again comes back to life.
+# stale and halved again. After 30 days it is no longer retrieved. As a curve, drawn by the memory's
+# own `decay_factor`:
+
+# %%
+plot_decay(memory.config)
+
+# %% [markdown]
+# Nothing is lost: a sweep flags an expired rule `expired` in the file, with the reason, and a rule
+# proposed again comes back to life.
 
 # %%
 expired = memory.sweep()
