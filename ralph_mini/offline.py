@@ -268,7 +268,8 @@ def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
 
     - nothing set, or ``RALPH_MODEL=offline``: ``OfflineModel(seed=RALPH_SEED or 0)``;
     - ``RALPH_MODEL=<name>``: ``OpenAIModel`` with ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``.
-      Local servers (Ollama, vLLM, llama.cpp) need a base URL but no real key.
+      Local servers (Ollama, vLLM, llama.cpp) need a base URL but no real key. ``RALPH_TIMEOUT_S``
+      (default 60) and ``RALPH_MAX_RETRIES`` (default 2) go to the SDK.
 
     Only ``env`` is read (``os.environ`` when None): the URL and key are passed to the SDK explicitly,
     so it cannot quietly pick up a different ``OPENAI_BASE_URL`` from the process environment.
@@ -291,7 +292,25 @@ def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
         name,
         base_url=base_url or OpenAIModel.DEFAULT_BASE_URL,
         api_key=api_key or "not-needed",  # local servers accept any key, but the SDK wants one
+        timeout_s=_number(env, "RALPH_TIMEOUT_S", 60.0),
+        max_retries=int(_number(env, "RALPH_MAX_RETRIES", 2)),
     )
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    """A non-negative number from the environment, or a ValueError naming the variable."""
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(
+            f"{name}={text!r} is not a non-negative number: set it to e.g. {default:g}, or unset it"
+        )
+    return value
 
 
 def _first_user_text(messages: list[dict]) -> str:

@@ -133,3 +133,20 @@ def test_another_seed_is_another_student():
 def test_no_order_id_gives_up_cleanly():
     reply = OfflineModel().complete(conversation("Where is my parcel?"), SCHEMAS)
     assert reply.tool_calls == () and '"status": "unknown"' in reply.content
+
+
+def test_model_from_env_timeout_and_retries():
+    from ralph_mini.offline import model_from_env
+
+    env = {
+        "RALPH_MODEL": "m",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "RALPH_TIMEOUT_S": "5",
+        "RALPH_MAX_RETRIES": "0",
+    }
+    model = model_from_env(env)
+    assert (model.client.timeout, model.client.max_retries) == (5.0, 0)
+    import pytest
+
+    with pytest.raises(ValueError, match="RALPH_TIMEOUT_S='soon' is not a non-negative number"):
+        model_from_env({**env, "RALPH_TIMEOUT_S": "soon"})
