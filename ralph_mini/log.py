@@ -57,11 +57,11 @@ def summarize_args(arguments: str) -> str:
     """'{"order_id": "A123"}' -> 'order_id=A123'; unparseable text is kept, shortened."""
     try:
         parsed = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
+        if not isinstance(parsed, dict):
+            return str(parsed)[:40]
+        return ", ".join(f"{k}={v}" for k, v in parsed.items())[:60]
+    except (ValueError, RecursionError):  # bad JSON, a 4,300+ digit number, nesting ~1000 deep
         return arguments[:40]
-    if not isinstance(parsed, dict):
-        return str(parsed)[:40]
-    return ", ".join(f"{k}={v}" for k, v in parsed.items())[:60]
 
 
 def compact_observation(observation: str) -> str:

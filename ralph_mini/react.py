@@ -6,9 +6,11 @@ observation; repeat. ``run_react`` is one top-to-bottom function with no hidden 
 knows is in ``messages``, and everything that happened is in the returned ``Trace``.
 
 Bad model output never crashes the loop: malformed JSON arguments, an unknown tool, wrong arguments, a
-tool that raises, or a reply with neither a tool call nor an answer all become observations the model
-sees, and each counts as a *wrong call*. More than ``max_pitfall_depth`` wrong calls stop the run with
-that reason (the seed's "max pitfall depth"); ``max_steps`` bounds every run.
+tool that raises or hangs (the loop stops waiting after ``tool_timeout_s``), or a reply with neither a
+tool call nor an answer all become observations the model sees, and each counts as a *wrong call*.
+More than ``max_pitfall_depth`` wrong calls stop the run with that reason (the seed's "max pitfall
+depth"), even partway through a reply; ``max_steps`` bounds every run. Everything the loop writes back
+to the model is capped at ``MAX_OBSERVATION_CHARS``.
 
 Left out on purpose: parallel tool execution, streaming, planning (that comes with the Ralph Loop).
 """
@@ -157,12 +159,14 @@ def run_react(
         trace.add_reply(reply)
         messages.append(reply.to_message())
         if reply.tool_calls:
-            new_steps = [
-                execute_call(
-                    call, by_name, task, len(trace.steps) + i + 1, reply, tool_timeout_s=tool_timeout_s
+            new_steps = []
+            for call in reply.tool_calls:  # one at a time: stop mid-reply once too many went wrong
+                index = len(trace.steps) + len(new_steps) + 1
+                new_steps.append(
+                    execute_call(call, by_name, task, index, reply, tool_timeout_s=tool_timeout_s)
                 )
-                for i, call in enumerate(reply.tool_calls)
-            ]
+                if trace.wrong_calls + sum(step.wrong for step in new_steps) > max_pitfall_depth:
+                    break
         else:
             trace.final_text = reply.content
             trace.answer = parse_final_answer(reply.content or "")
@@ -236,12 +240,8 @@ def _run_tool(tool: Tool, arguments: object, timeout_s: float | None) -> tuple[s
         return "bad_args", "arguments are nested too deeply to read; send a flat object", tool.latency_s
     try:
         result = call_with_timeout(lambda: tool.function(**kwargs), timeout_s)
-    except ToolTimeout:
-        return (
-            "error",
-            f"{tool.name} timed out after {timeout_s:g} s; it may still be running",
-            timeout_s or 0.0,
-        )
+    except ToolTimeout as err:  # err.seconds: our wait, or that of a timeout inside the tool
+        return "error", f"{tool.name} timed out after {err.seconds:g} s; it may still be running", err.seconds
     except BadArguments as err:
         return "bad_args", _message(err), tool.latency_s
     except NotFound as err:
@@ -297,7 +297,7 @@ def parse_final_answer(text: str) -> dict | None:
     while position >= 0:
         try:
             value, end = decoder.raw_decode(scan, position)
-        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested ~1000 deep
+        except (ValueError, RecursionError):  # bad JSON, an integer over 4,300 digits, nesting ~1000 deep
             position = scan.find("{", position + 1)
             continue
         if isinstance(value, dict):
@@ -321,8 +321,10 @@ def _as_kwargs(arguments: object) -> dict:
         parsed = json.loads(arguments or "{}")
     except json.JSONDecodeError as err:
         raise BadArguments(
-            f"arguments are not valid JSON ({err.msg} at character {err.pos}); send an object"
+            f"arguments are not valid JSON ({err.msg}: character {err.pos}); send an object"
         ) from None
+    except ValueError as err:  # Python's guard against integers over 4,300 digits
+        raise BadArguments(f"arguments hold a number that cannot be read ({_clip(str(err), 60)})") from None
     except RecursionError:
         raise BadArguments("arguments are nested too deeply to read; send a flat object") from None
     if not isinstance(parsed, dict):

@@ -42,7 +42,11 @@ class NotFound(LookupError):
 
 
 class ToolTimeout(TimeoutError):
-    """The loop stopped waiting for a tool; the tool itself may still be running."""
+    """The loop stopped waiting for a tool after ``seconds``; the tool itself may still be running."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"no answer after {seconds:g} s")
+        self.seconds = seconds
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,7 @@ def call_with_timeout(function: Callable[[], Any], timeout_s: float | None) -> A
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
-        raise ToolTimeout(f"no answer after {timeout_s:g} s")
+        raise ToolTimeout(timeout_s)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]

@@ -70,3 +70,7 @@ def test_summarize_args():
     assert summarize_args('{"order_id": "A123"}') == "order_id=A123"
     assert summarize_args('{"order_id": "A1') == '{"order_id": "A1'
     assert summarize_args("[1, 2]") == "[1, 2]"
+
+
+def test_summarize_args_survives_deep_nesting():
+    assert summarize_args("[" * 1500) == "[" * 40

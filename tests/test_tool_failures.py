@@ -263,3 +263,13 @@ def test_call_with_timeout_returns_raises_and_gives_up():
     assert caught.value is err  # the tool's own exception, raised again in the caller's thread
     with pytest.raises(ToolTimeout, match="no answer after 0.05 s"):
         call_with_timeout(lambda: time.sleep(0.5), 0.05)
+
+
+def test_a_timeout_inside_the_tool_is_reported_with_its_own_seconds():
+    # The tool bounds its own backend call (as call_with_timeout's docstring advises) and lets it raise.
+    def guarded(order_id: str) -> dict:
+        return call_with_timeout(lambda: time.sleep(0.5) or {}, 0.05)
+
+    _, step = run_one(guarded, tool_timeout_s=None)
+    assert step.observation == "error: lookup timed out after 0.05 s; it may still be running"
+    assert step.tool_latency_s == 0.05
