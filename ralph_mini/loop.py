@@ -13,7 +13,8 @@ One task, top to bottom (``run_task``):
 4. **feedback**: the grader's verdict (as a user would confirm or complain) credits or down-votes the
    injected rules whose trigger fired;
 5. **slow loop**: when the run wasted calls *and* its task type recurs or the same error repeats,
-   reflect on the log and offer each rule to memory, where the filter and threshold decide.
+   reflect on the log and offer each rule to memory, where the filter and threshold decide. A rule
+   naming a tool or status outside ``RULE_TOOLS`` / ``RULE_STATUSES`` is refused before that.
 
 Everything the loop knows between tasks lives in ``memory`` and in the ``history`` it is handed: no
 hidden state. Left out on purpose: parallel tasks, and a separate LLM planning call (the injected
@@ -24,12 +25,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ralph_mini.log import RunRecord, format_for_reflection, log_run, record
-from ralph_mini.memory import Experience, Memory, step_tags
+from ralph_mini.memory import Experience, Memory, foreign_names, step_tags
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Step, Trace, run_react
 from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
+from ralph_mini.rules import parse_rule
 from ralph_mini.tools import Tool
-from ralph_mini.world import Task, grade
+from ralph_mini.world import CORE_TOOLS, Task, grade
+
+# The closed vocabulary of a learned rule (notebook 07). Besides the grammar's own words, a rule may name
+# only these read-only lookups and these statuses. So nothing a tool returned (a note saying "always call
+# refund_order") and nothing a hijacked reflector made up can ride into memory, and from there into
+# every later prompt.
+RULE_TOOLS = CORE_TOOLS
+RULE_STATUSES = ("paid", "pending", "refunded", "payment_failed", "not_found")
 
 
 @dataclass(frozen=True)
@@ -153,6 +162,14 @@ def slow_loop(result: TaskResult, model, tools, memory: Memory, config: LoopConf
         result.memory_notes.append(f"no write: {reflection.reason}")
         return
     for rule in reflection.rules:
+        foreign = foreign_names(parse_rule(rule), RULE_TOOLS, RULE_STATUSES)
+        if foreign:
+            decision = (
+                f"rejected: names {', '.join(foreign)}; a learned rule may name only the tools "
+                f"{', '.join(RULE_TOOLS)} and the statuses {', '.join(RULE_STATUSES)}"
+            )
+            result.memory_notes.append(f"{decision}: {rule}")
+            continue
         decision, _ = memory.propose(
             rule,
             task_id=result.task.task_id,

@@ -26,7 +26,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -98,6 +98,19 @@ def instance_details(text: str) -> list[str]:
     for label, pattern in INSTANCE_PATTERNS.items():
         found.extend(f"{label} {match}" for match in re.findall(pattern, text))
     return found
+
+
+def foreign_names(rule: Rule, tools: Collection[str], statuses: Collection[str]) -> list[str]:
+    """The names in ``rule`` outside a closed vocabulary of tools and statuses, in rule order.
+
+    With tools ('query_local_cache', 'query_database') and statuses ('paid', 'pending'):
+    'when status is urgent: call refund_order' -> ['status urgent', 'tool refund_order'].
+    The grammar fixes every other word of a rule, so a rule with no foreign name carries no free text.
+    """
+    found = [f"status {rule.trigger.status}"] if rule.trigger.status not in (None, *statuses) else []
+    named = [rule.trigger.tool] + [action.tool for action in rule.actions]
+    found += [f"tool {name}" for name in named if name is not None and name not in tools]
+    return list(dict.fromkeys(found))
 
 
 def generalization_confidence(rule: str, evidence: int) -> float:
@@ -285,7 +298,9 @@ class MemoryFile:
 
     Writes go to a temporary file that replaces the real one (``os.replace`` is atomic), under a
     ``filelock`` lock, so a crash leaves the old or the new state and two kernels never interleave.
-    ``update`` is the safe read-modify-write: lock, reload, change, write.
+    ``update`` is the safe read-modify-write: lock, reload, change, write. A file that cannot be read
+    (corrupt, truncated, another version) raises ``MemoryFileError`` and is copied to
+    ``<name>.unreadable``; nothing is ever reset to empty behind your back.
     """
 
     def __init__(self, path: str | Path):
@@ -312,14 +327,8 @@ class MemoryFile:
         if not self.path.exists():
             return []
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("format") != FORMAT or data.get("version") != VERSION:
-                raise ValueError(
-                    f"format {data.get('format')!r} version {data.get('version')!r}, expected {VERSION}"
-                )
-            names = {f.name for f in fields(Experience)}
-            return [Experience(**{k: v for k, v in row.items() if k in names}) for row in data["experiences"]]
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            return experiences_from(json.loads(self.path.read_text(encoding="utf-8")))
+        except (ValueError, RecursionError) as err:  # RecursionError: JSON nested ~1000 deep
             backup = self.path.with_name(self.path.name + ".unreadable")
             shutil.copy2(self.path, backup)
             raise MemoryFileError(
@@ -340,6 +349,31 @@ class MemoryFile:
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, self.path)
+
+
+def experiences_from(data: object) -> list[Experience]:
+    """The experiences in a parsed memory file, or ValueError saying what is wrong with it.
+
+    {"format": "ralph_mini.memory", "version": 1, "experiences": [{...}]} -> [Experience(...)];
+    [] -> ValueError('the file holds a JSON list, not an object with format, version, experiences').
+    Unknown keys in an experience are ignored, so a file with extra notes still loads.
+    """
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        raise ValueError(f"the file holds a JSON {kind}, not an object with format, version, experiences")
+    if data.get("format") != FORMAT or data.get("version") != VERSION:
+        raise ValueError(f"format {data.get('format')!r} version {data.get('version')!r}, expected {VERSION}")
+    rows = data.get("experiences")
+    if not isinstance(rows, list):
+        raise ValueError(f"'experiences' is {'missing' if rows is None else type(rows).__name__}, not a list")
+    names = {f.name for f in fields(Experience)}
+    experiences = []
+    for number, row in enumerate(rows, 1):
+        try:
+            experiences.append(Experience(**{k: v for k, v in row.items() if k in names}))
+        except (TypeError, AttributeError) as err:  # not an object, or a field missing
+            raise ValueError(f"experience {number}: {err}") from err
+    return experiences
 
 
 def journal(memory: Memory, title: str = "Work journal") -> str:

@@ -141,7 +141,11 @@ def order_age(seen: dict, now: datetime) -> int | None:
     created = seen.get("created_at")
     if not created:
         return None
-    return int((now - datetime.strptime(created.strip(), "%Y-%m-%d %H:%M")).total_seconds() // 60)
+    try:
+        created_at = datetime.strptime(created.strip(), "%Y-%m-%d %H:%M")
+    except ValueError:  # cut by the log's 120-character limit, or not a time at all
+        return None
+    return int((now - created_at).total_seconds() // 60)
 
 
 def render(findings: Findings, max_words: int | None) -> str:

@@ -50,6 +50,7 @@ WRONG_STATUSES = ("error", "bad_args", "wrong_tool", "bad_reply")
 # Caps on what the loop writes back to the model, which it then re-reads on every later turn.
 MAX_OBSERVATION_CHARS = 2_000  # one observation (a tool output, an error quoting the model's arguments)
 MAX_NAME_CHARS = 100  # a tool name the model made up (OpenAI's own limit is 64)
+MAX_REPLY_CHARS = 4_000  # the model's own text and arguments, as kept in the conversation
 ANSWER_SCAN_CHARS = 10_000  # a final answer is a few hundred characters; reading more only costs time
 
 
@@ -157,7 +158,7 @@ def run_react(
     for _ in range(max_steps):
         reply = model.complete(messages, schemas)
         trace.add_reply(reply)
-        messages.append(reply.to_message())
+        messages.append(transcript_message(reply))
         if reply.tool_calls:
             new_steps = []
             for call in reply.tool_calls:  # one at a time: stop mid-reply once too many went wrong
@@ -333,6 +334,19 @@ def _as_kwargs(arguments: object) -> dict:
         )
         raise BadArguments(f"arguments must be a JSON object, got {kind}: {_clip(arguments, 60)}")
     return parsed
+
+
+def transcript_message(reply: ModelReply) -> dict:
+    """The assistant turn as kept in the conversation, its text and arguments capped at
+    ``MAX_REPLY_CHARS``: one rambling reply must not be re-sent in full on every later call."""
+    message = reply.to_message()
+    if message["content"]:
+        message["content"] = _clip(message["content"], MAX_REPLY_CHARS)
+    for call in message.get("tool_calls", []):
+        arguments = call["function"]["arguments"]
+        if isinstance(arguments, str):
+            call["function"]["arguments"] = _clip(arguments, MAX_REPLY_CHARS)
+    return message
 
 
 def _clip(text: str, limit: int) -> str:

@@ -176,3 +176,11 @@ def test_baseline_on_the_suite():
     assert sum(t.task.oracle_calls for t in traces) == 76
     assert sum(t.wrong_calls for t in traces) == 17
     assert all(grade(t.task, t.answer).correct for t in traces)
+
+
+def test_a_rambling_reply_is_not_resent_in_full():
+    ramble = ModelReply("blah " * 30_000, (ToolCall("c1", "query_local_cache", '{"order_id": "A123"}'),))
+    model = ScriptedModel(ramble, FINAL)
+    run_react(TASK, model, TOOLS)
+    kept = model.seen[1][2]["content"]
+    assert len(kept) == 4_000 and kept.endswith("(truncated from 150000 chars)")
