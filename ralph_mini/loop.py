@@ -83,19 +83,21 @@ def run_task(
     config: LoopConfig = LoopConfig(),
     run_id: str = "R000",
     retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
+    reflector: ChatModel | None = None,
 ) -> TaskResult:
-    """One task through the whole loop. ``retrieve_plan`` replaces the keyword retrieval (notebook 05)."""
+    """One task through the whole loop. ``retrieve_plan`` replaces the keyword retrieval (notebook 05);
+    ``reflector`` reflects instead of ``model`` (a small model may act but not reflect, notebook 08)."""
     planned = retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, config.top_k)
     injected = list(planned)
     trace = execute(task, model, tools, injected, memory, config)
     result = TaskResult(task, trace, [e.rule for e in injected], quick_review(trace))
-    fast_loop(result, model, tools, injected, memory, config)
+    fast_loop(result, model, reflector or model, tools, injected, config)
     memory.record_hits(injected)
     result.injected = [e.rule for e in injected]
     correct = grade(task, result.trace.answer).correct
     result.memory_notes += memory.record_outcome(injected, result.trace.steps, correct)
     if config.reflect and wants_slow_loop(result, history):
-        slow_loop(result, model, tools, memory, config, run_id)
+        slow_loop(result, reflector or model, tools, memory, config, run_id)
     return result
 
 
@@ -123,10 +125,12 @@ def execute(task, model, tools, injected: list[Experience], memory: Memory, conf
     )
 
 
-def fast_loop(result: TaskResult, model, tools, injected, memory, config: LoopConfig) -> None:
+def fast_loop(result: TaskResult, model, reflector, tools, injected, config: LoopConfig) -> None:
     """Retry a run that gave no usable answer, with the rules of a reflection on it. No memory write."""
     while result.review.retry and result.retries < config.max_reflection_rounds:
-        reflection = reflect(reflection_text(result.trace, "fast"), model, tools, max_words=config.max_words)
+        reflection = reflect(
+            reflection_text(result.trace, "fast"), reflector, tools, max_words=config.max_words
+        )
         result.reflections.append(reflection)
         add_cost(result, result.trace, reflection)
         refined = list(dict.fromkeys([e.rule for e in injected] + list(reflection.rules)))
@@ -152,9 +156,9 @@ def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
     return recurring or repeated
 
 
-def slow_loop(result: TaskResult, model, tools, memory: Memory, config: LoopConfig, run_id: str) -> None:
+def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str) -> None:
     """Reflect on the final run (reusing a fast-loop reflection if there is one) and offer its rules."""
-    reflection = reflect(reflection_text(result.trace, run_id), model, tools, max_words=config.max_words,
+    reflection = reflect(reflection_text(result.trace, run_id), reflector, tools, max_words=config.max_words,
                          max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
     result.reflections.append(reflection)
     add_cost(result, None, reflection)
@@ -213,13 +217,14 @@ def run_loop(
     config: LoopConfig = LoopConfig(),
     between_tasks: Callable[[Memory], None] | None = None,
     retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
+    reflector: ChatModel | None = None,
     progress: Callable | None = None,
 ) -> list[TaskResult]:
     """The Ralph Loop over a suite, in order: each task can use what the earlier ones taught."""
     history: list[TaskResult] = []
     for number, task in enumerate(progress(tasks) if progress else tasks, 1):
         result = run_task(task, model, tools, memory, history, config=config, run_id=f"R{number:03d}",
-                          retrieve_plan=retrieve_plan)  # fmt: skip
+                          retrieve_plan=retrieve_plan, reflector=reflector)  # fmt: skip
         history.append(result)
         if between_tasks:
             between_tasks(memory)

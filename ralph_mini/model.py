@@ -115,6 +115,8 @@ class OpenAIModel:
         temperature: float = 0.0,
         timeout_s: float = 60.0,
         max_retries: int = 2,
+        max_tokens: int | None = None,
+        extra_body: dict | None = None,
         client: Any = None,
         clock: Callable[[], float] = time.perf_counter,
     ):
@@ -122,6 +124,12 @@ class OpenAIModel:
 
         self.model = model
         self.temperature = temperature
+        self.max_tokens = (
+            max_tokens  # caps each reply: a base model may otherwise write until its context is full
+        )
+        self.extra_body = (
+            extra_body  # server-specific request fields, sent as they are (response_format, ...)
+        )
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.clock = clock
@@ -154,6 +162,10 @@ class OpenAIModel:
         }
         if tools:
             request["tools"] = tools
+        if self.max_tokens is not None:
+            request["max_tokens"] = self.max_tokens
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
         start = self.clock()
         try:
             response = self.client.chat.completions.create(**request)

@@ -269,7 +269,8 @@ def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
     - nothing set, or ``RALPH_MODEL=offline``: ``OfflineModel(seed=RALPH_SEED or 0)``;
     - ``RALPH_MODEL=<name>``: ``OpenAIModel`` with ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``.
       Local servers (Ollama, vLLM, llama.cpp) need a base URL but no real key. ``RALPH_TIMEOUT_S``
-      (default 60) and ``RALPH_MAX_RETRIES`` (default 2) go to the SDK.
+      (default 60) and ``RALPH_MAX_RETRIES`` (default 2) go to the SDK; ``RALPH_MAX_TOKENS`` caps
+      each reply (default: the server's own limit).
 
     Only ``env`` is read (``os.environ`` when None): the URL and key are passed to the SDK explicitly,
     so it cannot quietly pick up a different ``OPENAI_BASE_URL`` from the process environment.
@@ -294,6 +295,7 @@ def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
         api_key=api_key or "not-needed",  # local servers accept any key, but the SDK wants one
         timeout_s=_number(env, "RALPH_TIMEOUT_S", 60.0),
         max_retries=int(_number(env, "RALPH_MAX_RETRIES", 2)),
+        max_tokens=int(_number(env, "RALPH_MAX_TOKENS", 0)) or None,
     )
 
 
