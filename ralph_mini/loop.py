@@ -157,7 +157,7 @@ def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
 
 
 def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str) -> None:
-    """Reflect on the final run (reusing a fast-loop reflection if there is one) and offer its rules."""
+    """Reflect on the final run and offer each rule to memory (after the vocabulary guard)."""
     reflection = reflect(reflection_text(result.trace, run_id), reflector, tools, max_words=config.max_words,
                          max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
     result.reflections.append(reflection)
