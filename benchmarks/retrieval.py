@@ -1,8 +1,11 @@
 """Retrieval benchmark for notebook 05: hit rates on the labelled set, injected tokens with and without
 the budget, and top-3 query time at 100k lessons (Python loop vs numpy vs faiss).
 
-    python benchmarks/retrieval.py
+    python benchmarks/retrieval.py            # the offline hashing embedder
+    python benchmarks/retrieval.py --minilm   # also MiniLM (needs requirements-embeddings.txt)
 """
+
+import sys
 
 from ralph_mini.bench import retrieval_speed
 from ralph_mini.memory import FakeClock, Memory
@@ -21,14 +24,20 @@ def main() -> None:
     keys = build_labelled_memory(memory)
     print("hit@3 (hit@1) on 40 labelled questions, 10 per kind")
     tables = {mode: hit_rates(Retriever(memory, mode=mode), keys) for mode in Retriever.MODES}
+    if "--minilm" in sys.argv:
+        from ralph_mini.retrieval import SentenceTransformerEmbedder
+
+        minilm = SentenceTransformerEmbedder()
+        for mode in ("vector", "hybrid"):
+            tables[f"MiniLM {mode}"] = hit_rates(Retriever(memory, minilm, mode=mode), keys)
     kinds = list(tables["keyword"])
-    print(f"{'kind':<12}" + "".join(f"{mode:>14}" for mode in Retriever.MODES))
+    print(f"{'kind':<12}" + "".join(f"{mode:>16}" for mode in tables))
     for kind in kinds + ["all"]:
         cells = []
-        for mode in Retriever.MODES:
+        for mode in tables:
             rows = tables[mode].values() if kind == "all" else [tables[mode][kind]]
             cells.append(f"{sum(r['hit@3'] for r in rows)} ({sum(r['hit@1'] for r in rows)})")
-        print(f"{kind:<12}" + "".join(f"{c:>14}" for c in cells))
+        print(f"{kind:<12}" + "".join(f"{c:>16}" for c in cells))
     retriever = Retriever(memory)
     queries = load_labelled_set()["queries"]
     for context in (8192, 512):

