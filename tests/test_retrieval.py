@@ -191,3 +191,16 @@ def test_sentence_transformer_embedder_says_how_to_install():
             SentenceTransformerEmbedder()
     else:
         pytest.skip("sentence-transformers is installed here")
+
+
+def test_minilm_maps_meaning_when_installed():
+    pytest.importorskip(
+        "sentence_transformers", reason="optional: pip install -r requirements-embeddings.txt"
+    )
+    from ralph_mini.retrieval import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    a, b, c = embedder.embed(
+        ["Has my order been paid?", "Did the purchase get settled?", "Reset my password"]
+    )
+    assert embedder.dim == 384 and float(a @ b) > float(a @ c) + 0.1
