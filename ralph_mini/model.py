@@ -184,9 +184,13 @@ class OpenAIModel:
         return reply_from_openai(response, latency_s=self.clock() - start)
 
     def redact(self, text: str) -> str:
-        """Hide the API key in ``text``: some servers echo the key they rejected in their message."""
+        """Hide the API key in ``text``: some servers echo the key they rejected in their message.
+
+        Keys under 8 characters are placeholders that local servers accept ("ollama", "x"), not secrets;
+        masking them would garble ordinary words ("run `ollama pull`").
+        """
         key = getattr(self.client, "api_key", None)
-        return text.replace(key, "[OPENAI_API_KEY]") if isinstance(key, str) and len(key) > 3 else text
+        return text.replace(key, "[OPENAI_API_KEY]") if isinstance(key, str) and len(key) >= 8 else text
 
 
 def reply_from_openai(response: Any, latency_s: float = 0.0) -> ModelReply:
