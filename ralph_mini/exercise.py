@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ralph_mini.memory import MemoryConfig, decay_factor
 from ralph_mini.model import count_tokens
 from ralph_mini.react import WRONG_STATUSES
 from ralph_mini.tools import NotFound, Tool, compress_observation
@@ -535,10 +536,11 @@ ex3 = Exercise(
 
 def weight_closed_form(confidence: float, days: float, half_life: float = 7.0, stale_after: float = 14.0,
                        stale_factor: float = 0.5, expire_after: float = 30.0) -> float:  # fmt: skip
-    """The rule exercise 4 teaches, written out once so the checker can compare against it."""
-    if days > expire_after:
-        return 0.0
-    return confidence * 0.5 ** (days / half_life) * (stale_factor if days > stale_after else 1.0)
+    """The rule exercise 4 teaches: the kit's own ``memory.decay_factor`` times the confidence, so the
+    checker and the memory cannot disagree."""
+    config = MemoryConfig(half_life_days=half_life, stale_after_days=stale_after, stale_factor=stale_factor,
+                          expire_after_days=expire_after)  # fmt: skip
+    return confidence * decay_factor(days, config)
 
 
 def _weight_judge(c: float, d: float, params: dict) -> Callable[[Any], str | None]:

@@ -185,14 +185,15 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
 
 
 def estimate_calls_saved(rule: str, trace: Trace) -> int:
-    """How many calls of this run the rule would have avoided: the redundant or wrong calls it skips."""
+    """How many calls of this run the rule would have avoided: for 'start with T', the wrong calls made
+    before T; for 'skip T', the redundant or wrong calls to T."""
+    actions = parse_rule(rule).actions
+    starts = {a.tool for a in actions if a.verb == "start"}
+    skips = {a.tool for a in actions if a.verb == "skip"}
+    if starts:
+        return sum(1 for s in trace.steps if s.wrong and s.tool not in starts)
     wasted = set(redundant_steps(trace)) | {s.index for s in trace.steps if s.wrong}
-    named = [
-        word for word in rule.replace(";", " ").split() if word.startswith(("query_", "get_", "search_"))
-    ]
-    if "start with" in rule:
-        return sum(1 for s in trace.steps if s.wrong and s.tool not in named)
-    return sum(1 for s in trace.steps if s.index in wasted and s.tool in named and f"skip {s.tool}" in rule)
+    return sum(1 for s in trace.steps if s.index in wasted and s.tool in skips)
 
 
 def reflection_text(trace: Trace, run_id: str) -> str:

@@ -35,6 +35,7 @@ from filelock import FileLock
 
 from ralph_mini.react import Step
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.tools import read_fields
 
 Clock = Callable[[], datetime]
 FORMAT, VERSION = "ralph_mini.memory", 1
@@ -135,8 +136,8 @@ def step_tags(step: Step) -> set[str]:
         return {f"{step.tool}:nothing"}
     if step.status != "ok":
         return set()
-    status = re.search(r"\bstatus=(\w+)", step.observation)
-    return {f"{step.tool}:found"} | ({f"status:{status[1]}"} if status else set())
+    status = read_fields(step.observation).get("status")
+    return {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
 
 
 def trigger_fired(experience: Experience, steps: Iterable[Step]) -> bool:

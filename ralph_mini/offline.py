@@ -47,12 +47,12 @@ from ralph_mini.model import (
 )
 from ralph_mini.offline_reflect import write_reflection
 from ralph_mini.rules import Rule, Trigger, find_rules
+from ralph_mini.tools import read_fields
 
 CACHE, DATABASE, PAYMENT = "query_local_cache", "query_database", "query_payment_api"
 LOOKUP_TOOLS = (CACHE, DATABASE, PAYMENT)
 ORDER_ID_RE = re.compile(r"\b([A-Z]\d{3})\b")
 NOW_RE = re.compile(r"Current time:\s*(\d{4}-\d\d-\d\d \d\d:\d\d)")
-FIELD_RE = re.compile(r"(\w+)=([^,()]+?)(?=, \w+=|\s*\(|$)")
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class OfflineModel:
 
     def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
         if not tools:  # no tools offered: this is a request to reflect on a log (offline_reflect.py)
-            system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+            system = _system_text(messages)
             rejected = any(m.get("role") == "assistant" for m in messages)
             text = write_reflection(system, _first_user_text(messages), rejected)
             return self._reply(messages, tools, text, ())
@@ -136,10 +136,10 @@ class OfflineModel:
                 if action.verb == "call" and action.tool in seen.offered and not seen.done(action.tool):
                     return f"Lesson: '{rule}'.", (action.tool, {"order_id": seen.order_id}), None
         if not any(tool in seen.results for tool in LOOKUP_TOOLS):
-            return self.first_move(seen, question, active)
-        if any(a.verb == "answer" for r in active for a in r.actions):
-            rule = next(r for r in active if any(a.verb == "answer" for a in r.actions))
-            return f"Lesson: '{rule}'. I can answer now.", None, compose_answer(seen)
+            return self.first_move(seen, question, active, skip)
+        answering = next((r for r in active if any(a.verb == "answer" for a in r.actions)), None)
+        if answering:
+            return f"Lesson: '{answering}'. I can answer now.", None, compose_answer(seen)
         for tool, why in self.naive_plan(seen):
             if tool in skip:
                 continue
@@ -147,10 +147,9 @@ class OfflineModel:
                 return why, (tool, {"order_id": seen.order_id}), None
         return "I have what I need.", None, compose_answer(seen)
 
-    def first_move(self, seen: Observed, question: str, active: list[Rule]) -> tuple:
+    def first_move(self, seen: Observed, question: str, active: list[Rule], skip: set[str]) -> tuple:
         """Start with the cache, unless a lesson says otherwise or a look-alike tool tempts us."""
         starts = [a.tool for r in active for a in r.actions if a.verb == "start" and a.tool]
-        skip = {a.tool for r in active for a in r.actions if a.verb == "skip"}
         if starts and starts[0] in seen.offered:
             return f"Lesson: start with {starts[0]}.", (starts[0], {"order_id": seen.order_id}), None
         extras = [name for name in seen.offered if name not in LOOKUP_TOOLS]
@@ -201,7 +200,7 @@ class OfflineModel:
 
 def read_conversation(messages: list[dict], tools: list[dict]) -> Observed:
     """Everything the offline model reads, and nothing else: prompt text, tool names, observations."""
-    system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+    system = _system_text(messages)
     question = _first_user_text(messages)
     now_match = NOW_RE.search(system)
     id_match = ORDER_ID_RE.search(question)
@@ -221,7 +220,7 @@ def read_conversation(messages: list[dict], tools: list[dict]) -> Observed:
             status, _, detail = (message.get("content") or "").partition(":")
             seen.attempts[name] = seen.attempts.get(name, 0) + 1
             if status in ("ok", "not_found") and name in LOOKUP_TOOLS:
-                seen.results[name] = (status, dict(FIELD_RE.findall(detail)))
+                seen.results[name] = (status, read_fields(detail))
     return seen
 
 
@@ -313,6 +312,11 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
             f"{name}={text!r} is not a non-negative number: set it to e.g. {default:g}, or unset it"
         )
     return value
+
+
+def _system_text(messages: list[dict]) -> str:
+    """Every system message, joined: the prompt, and any lessons added mid-run."""
+    return "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
 
 
 def _first_user_text(messages: list[dict]) -> str:

@@ -20,10 +20,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ralph_mini.tools import read_fields
+
 RUN_RE = re.compile(r"^run (\S+) at (\d{4}-\d\d-\d\d \d\d:\d\d): (.*)$")
 STEP_RE = re.compile(r"^(\d+) (\S+)\((.*)\) (\w+) [\d.]+s: (.*)$")
 RESULT_RE = re.compile(r"^result: (.*?), answer (.*); \d+ calls")
-FIELD_RE = re.compile(r"(\w+)=([^,()]+?)(?=, \w+=|\s*\(|$)")
 LAG_RE = re.compile(r"about (\d+) minutes after")
 MAX_WORDS_RE = re.compile(r"at most (\d+) words")
 CACHE, DATABASE, PAYMENT = "query_local_cache", "query_database", "query_payment_api"
@@ -69,7 +70,7 @@ def split_runs(log_text: str) -> list[dict]:
             now = datetime.strptime(header[2], "%Y-%m-%d %H:%M")
             runs.append({"now": now, "steps": [], "answer": {}})
         elif (step := STEP_RE.match(line)) and runs:
-            fields = dict(FIELD_RE.findall(step[5])) if step[4] == "ok" else {}
+            fields = read_fields(step[5]) if step[4] == "ok" else {}
             runs[-1]["steps"].append({"tool": step[2], "status": step[4], "fields": fields})
         elif (result := RESULT_RE.match(line)) and runs:
             try:

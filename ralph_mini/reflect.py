@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace
 from ralph_mini.rules import RuleSyntaxError, parse_rule
-from ralph_mini.tools import Tool
+from ralph_mini.tools import Tool, read_fields
 
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
 KNOWN_TOOLS = (
@@ -224,7 +224,7 @@ def redundant_steps(trace: Trace) -> list[int]:
     for step in trace.steps:
         if step.wrong:
             continue
-        fields = observed_fields(step.observation) if step.status == "ok" else {}
+        fields = read_fields(step.observation) if step.status == "ok" else {}
         new = {k: v for k, v in fields.items() if known.get(k) != v}
         useful = {k: v for k, v in new.items() if not answer or answer.get(k) == v or k == "payment_status"}
         if step.status == "ok" and not useful:
@@ -235,12 +235,6 @@ def redundant_steps(trace: Trace) -> list[int]:
         found_before = found_before or step.status == "ok"
         database_missing = database_missing or (step.status == "not_found" and step.tool == "query_database")
     return redundant
-
-
-def observed_fields(observation: str) -> dict[str, str]:
-    """'ok: 2 fields: status=paid, amount=99.5' -> {'status': 'paid', 'amount': '99.5'}."""
-    detail = observation.split(" fields: ", 1)[-1]
-    return dict(re.findall(r"(\w+)=([^,()]+?)(?=, \w+=|\s*\(|$)", detail))
 
 
 def quick_review(trace: Trace) -> Review:

@@ -211,12 +211,9 @@ def keyword_score(query: str, text: str) -> float:
 class Scored:
     experience: Experience
     keyword: float
-    cosine: float
+    cosine: float  # 0 in keyword mode, where no vector is computed
     weight: float
-
-    @property
-    def relevance(self) -> float:
-        return 0.5 * self.keyword + 0.5 * self.cosine
+    relevance: float  # by mode: keyword, cosine, or 0.5 x keyword + 0.5 x cosine
 
     @property
     def score(self) -> float:
@@ -248,21 +245,14 @@ class Retriever:
         else:  # keyword candidates first, vector candidates second
             pool = [i for i, s in sorted(keywords.items(), key=lambda kv: -kv[1]) if s > 0][: self.candidates]
             pool += [i for i in cosines if i not in pool]
-        scored = [
-            Scored(by_id[i], keywords[i] if self.mode != "vector" else 0.0,
-                   cosines.get(i, 0.0) if self.mode != "keyword" else 0.0, self.memory.weight(by_id[i]))
-            for i in pool if i in by_id
-        ]  # fmt: skip
-        if self.mode == "keyword":
-            scored = [replace_relevance(s) for s in scored]
+        scored = [self.scored(by_id[i], keywords[i], cosines.get(i, 0.0)) for i in pool if i in by_id]
         scored = [s for s in scored if s.score > 0]
         scored.sort(key=lambda s: (-s.score, s.experience.rule))
         return scored[:k]
 
-
-def replace_relevance(scored: Scored) -> Scored:
-    """Keyword mode ranks on the keyword score alone (its cosine is not computed)."""
-    return Scored(scored.experience, scored.keyword, scored.keyword, scored.weight)
+    def scored(self, experience: Experience, keyword: float, cosine: float) -> Scored:
+        relevance = {"keyword": keyword, "vector": cosine, "hybrid": 0.5 * keyword + 0.5 * cosine}[self.mode]
+        return Scored(experience, keyword, cosine, self.memory.weight(experience), relevance)
 
 
 def lesson_tokens(rule: str) -> int:

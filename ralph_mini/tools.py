@@ -160,6 +160,18 @@ def compress_observation(data: dict, max_fields: int = 8) -> str:
     return f"{len(data)} fields: " + ", ".join(shown) + more
 
 
+FIELD_RE = re.compile(r"(\w+)=([^,()]+?)(?=, \w+=|\s*\(|$)")
+
+
+def read_fields(observation: str) -> dict[str, str]:
+    """The inverse of ``compress_observation``, for everyone who reads an observation back (the offline
+    model, its reflector, the quick review): one parser, so they cannot drift apart.
+
+    'ok: 3 fields: status=paid, amount=99.5 (+1 more)' -> {'status': 'paid', 'amount': '99.5'}
+    """
+    return dict(FIELD_RE.findall(observation))
+
+
 def call_with_timeout(function: Callable[[], Any], timeout_s: float | None) -> Any:
     """``function()``, but give up waiting after ``timeout_s`` seconds (None: wait forever).
 
