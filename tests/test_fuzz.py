@@ -18,6 +18,7 @@ import dataclasses
 import json
 
 import pytest
+from fakes import ScriptedModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -231,16 +232,6 @@ good_replies = st.builds(  # a normal lookup now and then, so runs last long eno
 replies = st.one_of(
     calling_replies, text_replies, calling_replies, text_replies, crowded_replies, good_replies
 )
-
-
-class ScriptedModel:
-    """Replays fixed replies in order (a fake model)."""
-
-    def __init__(self, replies: list[ModelReply]):
-        self.replies = list(replies)
-
-    def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
-        return self.replies.pop(0)
 
 
 class DrawingModel:
@@ -496,7 +487,7 @@ def one_call(name: object, arguments: object) -> ModelReply:
     ids=lambda value: None if isinstance(value, ModelReply) else "",
 )
 def test_each_odd_reply_gets_a_clear_bounded_observation(reply, status, observation):
-    trace = run_react(TASK, ScriptedModel([reply, FINAL]), TOOLS)
+    trace = run_react(TASK, ScriptedModel(reply, FINAL), TOOLS)
     assert trace.stop_reason == "answered"  # the model was told, and the run went on
     [step] = trace.steps
     assert step.status == status
@@ -508,7 +499,7 @@ def test_text_and_a_tool_call_in_one_reply_runs_the_call_and_keeps_the_text_as_t
     both = ModelReply(
         'Final answer: {"status": "paid"}', (ToolCall("c1", "query_local_cache", '{"order_id": "A123"}'),)
     )
-    trace = run_react(TASK, ScriptedModel([both, FINAL]), TOOLS)
+    trace = run_react(TASK, ScriptedModel(both, FINAL), TOOLS)
     assert [s.status for s in trace.steps] == ["ok"] and trace.model_calls == 2
     assert trace.steps[0].thought == both.content  # the answer in a calling turn is not taken
 
@@ -516,6 +507,6 @@ def test_text_and_a_tool_call_in_one_reply_runs_the_call_and_keeps_the_text_as_t
 def test_a_reply_with_thirty_wrong_calls_stops_at_the_depth():
     # max_pitfall_depth is checked after each call, so one crowded reply cannot overshoot it.
     crowded = ModelReply(None, tuple(ToolCall(f"c{i}", "query_db", "{}") for i in range(30)))
-    trace = run_react(TASK, ScriptedModel([crowded, FINAL]), TOOLS, max_pitfall_depth=3)
+    trace = run_react(TASK, ScriptedModel(crowded, FINAL), TOOLS, max_pitfall_depth=3)
     assert trace.stop_reason == "max_pitfall_depth: 4 wrong calls"
     assert len(trace.steps) == 4 and trace.model_calls == 1

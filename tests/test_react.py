@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from fakes import ScriptedModel
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,18 +16,6 @@ from ralph_mini.world import grade, make_suite
 SUITE = make_suite(n=50, seed=7)
 TASK = SUITE.tasks[0]  # A123, paid, cached
 TOOLS = SUITE.world.tools()
-
-
-class ScriptedModel:
-    """Replays fixed replies in order and records what it was sent (a fake model for tests)."""
-
-    def __init__(self, *replies: ModelReply):
-        self.replies = list(replies)
-        self.seen: list[list[dict]] = []
-
-    def complete(self, messages, tools):
-        self.seen.append([dict(m) for m in messages])
-        return self.replies.pop(0)
 
 
 def call(name, arguments, id_="c1", thought=None):

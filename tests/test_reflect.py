@@ -2,6 +2,7 @@
 reflector's rules on known logs, and the fast loop's quick review."""
 
 import pytest
+from fakes import ScriptedModel as Scripted
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,16 +33,6 @@ REUSABLE RULES:
 - when query_local_cache finds the order: skip query_database
 AVOID:
 - none"""
-
-
-class Scripted:
-    def __init__(self, *texts):
-        self.texts, self.calls = list(texts), 0
-
-    def complete(self, messages, tools):
-        self.calls += 1
-        reply = self.texts.pop(0)
-        return reply if isinstance(reply, ModelReply) else ModelReply(reply)
 
 
 def log_text(*indexes):
@@ -137,13 +128,13 @@ def test_offline_reflector_on_a_missing_order():
 def test_reask_then_accept():
     model = Scripted("improve performance", VALID)
     reflection = reflect("log", model, TOOLS)
-    assert reflection.ok and reflection.rounds == 2 and model.calls == 2
+    assert reflection.ok and reflection.rounds == 2 and len(model.seen) == 2
 
 
 def test_give_up_cleanly_after_max_rounds():
     model = Scripted("improve performance", "be faster", "never asked")
     reflection = reflect("log", model, TOOLS, max_reflection_rounds=2)
-    assert not reflection.ok and model.calls == 2
+    assert not reflection.ok and len(model.seen) == 2
     assert reflection.rules == ()
     assert reflection.reason.startswith("no reflection after 2 rounds: missing section EFFECTIVE STEPS")
 

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from fakes import ScriptedModel
 
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.react import MAX_OBSERVATION_CHARS, run_react
@@ -19,18 +20,6 @@ from ralph_mini.world import make_suite
 SUITE = make_suite(n=4, seed=7)
 TASK = dataclasses.replace(SUITE.tasks[0], relevant_tools=())  # every tool counts as relevant here
 FINAL = ModelReply('Final answer: {"status": "paid"}', (), Usage(50, 10), 1.0)
-
-
-class ScriptedModel:
-    """Replays fixed replies in order (a fake model)."""
-
-    def __init__(self, *replies: ModelReply):
-        self.replies = list(replies)
-        self.seen: list[list[dict]] = []
-
-    def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
-        self.seen.append([dict(m) for m in messages])
-        return self.replies.pop(0)
 
 
 def ask(name: str, arguments: str = '{"order_id": "A123"}', id_: str = "c1") -> ModelReply:
