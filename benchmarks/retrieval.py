@@ -7,8 +7,8 @@ the budget, and top-3 query time at 100k lessons (Python loop vs numpy vs faiss)
 
 import sys
 
-from ralph_mini.bench import retrieval_speed
-from ralph_mini.memory import FakeClock, Memory
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory import Memory
 from ralph_mini.retrieval import (
     Retriever,
     build_labelled_memory,
@@ -17,6 +17,7 @@ from ralph_mini.retrieval import (
     load_labelled_set,
     select_within_budget,
 )
+from ralph_mini.vector_speed import retrieval_speed
 
 
 def main() -> None:
@@ -25,7 +26,7 @@ def main() -> None:
     print("hit@3 (hit@1) on 40 labelled questions, 10 per kind")
     tables = {mode: hit_rates(Retriever(memory, mode=mode), keys) for mode in Retriever.MODES}
     if "--minilm" in sys.argv:
-        from ralph_mini.retrieval import SentenceTransformerEmbedder
+        from ralph_mini.embed import SentenceTransformerEmbedder
 
         minilm = SentenceTransformerEmbedder()
         for mode in ("vector", "hybrid"):

@@ -5,9 +5,9 @@
 import argparse
 import sys
 
-from ralph_mini.offline import model_from_env
+from ralph_mini.backends import model_from_env
 from ralph_mini.react import run_react
-from ralph_mini.world import grade, make_suite
+from ralph_mini.suite import grade, make_suite
 
 
 def demo(tasks: int, seed: int, core_only: bool) -> None:

@@ -18,6 +18,7 @@ JSON object in it (what the model wrote is what gets measured).
 
 import json
 
+from ralph_mini import order_words as words
 from ralph_mini.model import ChatModel, ModelReply, ToolCall
 
 TOOLS_PROMPT = """You can use these tools:
@@ -112,7 +113,7 @@ def action_json(call: dict) -> str:
     return json.dumps({"tool": call["function"]["name"], "arguments": arguments})
 
 
-def parse_action(text: str, call_id: str) -> tuple[str | None, ToolCall | None]:
+def parse_json_action(text: str, call_id: str) -> tuple[str | None, ToolCall | None]:
     """(content, tool call) from the first action object in the text; other text passes through.
 
     '{"tool": "query_database", "arguments": {"order_id": "A1"}}'
@@ -163,7 +164,7 @@ class JsonToolsModel:
     def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
         reply = self.inner.complete(fold_messages(messages, tools, self.example), [])
         calls_so_far = sum(len(m.get("tool_calls") or []) for m in messages)
-        content, call = parse_action(reply.content or "", call_id=f"call_{calls_so_far + 1}")
+        content, call = parse_json_action(reply.content or "", call_id=f"call_{calls_so_far + 1}")
         return ModelReply(content=content, tool_calls=(call,) if call else (), usage=reply.usage,
                           latency_s=reply.latency_s)  # fmt: skip
 
@@ -199,19 +200,7 @@ def fold_system(messages: list[dict]) -> list[dict]:
 
 # --- The order world's answer and worked example (the measured best setting, benchmarks/local_llm.py) ---
 
-STATUSES = ["paid", "pending", "refunded", "payment_failed", "not_found"]
-ANSWER_SCHEMA = {  # the final-answer line of react.SYSTEM_PROMPT, as a schema
-    "type": "object",
-    "properties": {
-        "order_id": {"type": "string"},
-        "status": {"enum": STATUSES},
-        "amount": {"type": "number"},
-        "paid_at": {"type": "string"},
-        "txn_id": {"type": "string"},
-    },
-    "required": ["order_id", "status"],
-    "additionalProperties": False,
-}
+ANSWER_SCHEMA = words.ANSWER_SCHEMA  # the final-answer line of order_words.SYSTEM_PROMPT, as a schema
 
 
 def example_call(number: int, tool: str, order_id: str) -> dict:
@@ -224,10 +213,10 @@ def example_call(number: int, tool: str, order_id: str) -> dict:
 # Another order id and other values, so copying them is visibly wrong.
 EXAMPLE = [
     {"role": "user", "content": "What is the status of order Z999?"},
-    {"role": "assistant", "content": None, "tool_calls": [example_call(1, "query_local_cache", "Z999")]},
+    {"role": "assistant", "content": None, "tool_calls": [example_call(1, words.CACHE, "Z999")]},
     {"role": "tool", "tool_call_id": "example_1",
      "content": "not_found: order Z999 is not in the local cache"},
-    {"role": "assistant", "content": None, "tool_calls": [example_call(2, "query_database", "Z999")]},
+    {"role": "assistant", "content": None, "tool_calls": [example_call(2, words.DATABASE, "Z999")]},
     {"role": "tool", "tool_call_id": "example_2", "content": "ok: 4 fields: status=refunded, amount=12.5, "
      "created_at=2025-03-01 08:00, payment_method=card"},
     {"role": "assistant", "content": '{"final_answer": {"order_id": "Z999", "status": "refunded", '

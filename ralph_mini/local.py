@@ -1,4 +1,4 @@
-"""A real LLM in the box, and a check that any backend answers (notebook 08; docs/real_models.md).
+"""A real LLM in the box: the bundled tiny model behind llama.cpp's server (notebook 08).
 
 Why: the offline model shows the ideas; a real model shows whether they survive contact with one. The
 optional ``requirements-local.txt`` installs ``llama-cpp-python[server]`` and the GGUF file of the
@@ -8,11 +8,10 @@ optional ``requirements-local.txt`` installs ``llama-cpp-python[server]`` and th
 
 on 127.0.0.1, waits until ``/v1/models`` answers, and hands back a server you can stop, so the kit's
 one adapter, ``OpenAIModel``, talks to it like to any other OpenAI-compatible server.
-``local_actor`` and ``local_reflector`` are that adapter with the settings measured best for this
-model (``benchmarks/local_llm.py``); the model still needs ``json_tools.JsonToolsModel`` to call tools.
+Its measured best settings are ``local_session.py``; the model still needs ``json_tools.JsonToolsModel``
+to call tools. How to use it and what it scores: docs/real_models.md.
 
-``check_backend(model)`` works for every backend: it sends one tiny request and says, in one line,
-whether the model answers, or what to fix (a wrong URL, no key, a model not pulled).
+``backends.check_backend(model)`` says whether any backend answers.
 
 Left out on purpose: downloading models (only the packaged file is used), GPUs, several models per
 server, and streaming.
@@ -27,23 +26,17 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_mini.cassette import CassetteError, RecordingModel, ReplayModel
-from ralph_mini.json_tools import EXAMPLE, JsonToolsModel, SystemInUserModel, response_format
-from ralph_mini.model import ChatModel, ModelError, OpenAIModel
+from ralph_mini.model import ModelError
 
 LOCAL_MODEL_NAME = "gemma3-270m"  # the alias the server answers to: use it as RALPH_MODEL
 INSTALL_HINT = "pip install -r requirements-local.txt"
 DEFAULT_PORT = 8765
 DEFAULT_N_CTX = 4096  # system prompt + 3 tool schemas ~700 tokens, +~80 a step: 8 steps fit twice
 DEFAULT_CHAT_FORMAT = "gemma"  # the GGUF has no chat template; "gemma" is Gemma's turn markup
-ACT_MAX_TOKENS = 80  # a tool call is ~20 tokens, a final answer ~50; a base model may never stop
-REFLECT_MAX_TOKENS = 200  # the reflector's four-section template, filled in, is ~100-150 tokens
-LOCAL_TIMEOUT_S = 300.0  # a reply on 2 busy cores can take a minute; slow is not broken here
 
 
 class LocalModelMissing(ModelError):
@@ -241,118 +234,6 @@ def measure_speed(base_url: str, model: str = LOCAL_MODEL_NAME, new_tokens: int 
         prompt_tokens_per_s=read.prompt_tokens / read_s,
         completion_tokens_per_s=write.completion_tokens / write_s,
     )
-
-
-# --- The measured settings, and a check for any backend ---------------------------------------------
-
-
-def local_actor(base_url: str, tools: list[dict], *, max_tokens: int = ACT_MAX_TOKENS) -> OpenAIModel:
-    """The acting model with the best measured setting: temperature 0, capped replies, and the server
-    held to ``json_tools.json_action_schema``. Wrap it in ``JsonToolsModel(..., EXAMPLE)`` to act."""
-    return OpenAIModel(LOCAL_MODEL_NAME, base_url=base_url, api_key="not-needed", max_tokens=max_tokens,
-                       timeout_s=LOCAL_TIMEOUT_S, max_retries=0,
-                       extra_body={"response_format": response_format(tools)})  # fmt: skip
-
-
-def local_reflector(base_url: str, *, max_tokens: int = REFLECT_MAX_TOKENS) -> OpenAIModel:
-    """The same server as a plain text model, for the reflector's template (no schema). Wrap it in
-    ``SystemInUserModel``: the gemma chat format would drop the template, which is a system prompt."""
-    return OpenAIModel(LOCAL_MODEL_NAME, base_url=base_url, api_key="not-needed", max_tokens=max_tokens,
-                       timeout_s=LOCAL_TIMEOUT_S, max_retries=0)  # fmt: skip
-
-
-@contextmanager
-def local_session(
-    name: str,
-    tools: list[dict],
-    *,
-    live: bool,
-    cassettes: str | Path,
-    actor: bool = True,
-    reflector: bool = False,
-    port: int = DEFAULT_PORT + 1,
-) -> Iterator[tuple[ChatModel | None, ChatModel | None]]:
-    """``(actor, reflector)`` for one experiment on the bundled model: replayed, or live and recorded.
-
-    Replay (``live=False``, needs no llama.cpp): ``ReplayModel`` stands in for the server, from
-    ``<cassettes>/<name>_act.jsonl`` and ``<name>_reflect.jsonl``; when the block ends, every recorded
-    reply must have been used, or the run went another way than the recording did.
-    Live: a *fresh* server for every experiment (its prompt cache starts empty, so a rerun repeats the
-    recording; a warm cache can flip a close choice of a tool), recorded into the same files.
-    The actor is ``JsonToolsModel(<server>, EXAMPLE)``, the reflector ``SystemInUserModel(<server>)``;
-    a role not asked for is None (and an asked-for reflector the run never calls records an empty file).
-    """
-    roles = [role for role, wanted in (("act", actor), ("reflect", reflector)) if wanted]
-    paths = {role: Path(cassettes) / f"{name}_{role}.jsonl" for role in roles}
-    if live:
-        for path in paths.values():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("")  # a fresh recording: RecordingModel appends
-        server = serve_local(port=port)
-        inner = {"act": local_actor(server.base_url, tools), "reflect": local_reflector(server.base_url)}
-        served = {role: RecordingModel(inner[role], path) for role, path in paths.items()}
-    else:
-        server = None
-        served = {role: ReplayModel(path) for role, path in paths.items()}
-    try:
-        yield (JsonToolsModel(served["act"], EXAMPLE) if actor else None,
-               SystemInUserModel(served["reflect"]) if reflector else None)  # fmt: skip
-    finally:
-        if server is not None:
-            server.stop()
-    unused = [] if live else [f"{m.path.name}: {m.remaining}" for m in served.values() if m.remaining]
-    if unused:
-        raise CassetteError(f"the replay stopped short of the recording ({', '.join(unused)} replies "
-                            "unused): the run changed since recording; record it again")  # fmt: skip
-
-
-BACKENDS = {  # the documented settings (docs/real_models.md), exactly as model_from_env() reads them
-    "OpenAI": {"RALPH_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "sk-...your key..."},
-    "Ollama": {"RALPH_MODEL": "qwen2.5:7b", "OPENAI_BASE_URL": "http://localhost:11434/v1"},
-    "vLLM": {"RALPH_MODEL": "Qwen/Qwen2.5-7B-Instruct", "OPENAI_BASE_URL": "http://localhost:8000/v1"},
-    "llama.cpp": {"RALPH_MODEL": LOCAL_MODEL_NAME, "OPENAI_BASE_URL": f"http://127.0.0.1:{DEFAULT_PORT}/v1"},
-}
-PING = [{"role": "user", "content": "Reply with one word: ready"}]
-
-
-@dataclass(frozen=True)
-class BackendCheck:
-    """The verdict of ``check_backend``: does the model answer, and if not, what to fix."""
-
-    ok: bool
-    backend: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{'OK' if self.ok else 'FAILED'}: {self.backend}: {self.message}"
-
-
-def describe_backend(model: ChatModel) -> str:
-    """Which backend a model is, in words: 'OpenAIModel gemma3-270m at http://127.0.0.1:8765/v1'."""
-    url = getattr(model, "base_url", None)
-    name = getattr(model, "model", None)
-    if url and name:
-        return f"{type(model).__name__} {name!r} at {url}"
-    return repr(model)
-
-
-def check_backend(model: ChatModel) -> BackendCheck:
-    """Send one tiny request; say the model answers (and what, how fast), or why it does not.
-
-    Never raises for a backend failure: a ``ModelError`` (wrong URL, bad key, model not pulled, ...)
-    becomes ``ok=False`` with the adapter's own message, which names the setting to fix.
-    """
-    backend = describe_backend(model)
-    try:
-        reply = model.complete(PING, [])
-    except ModelError as err:
-        return BackendCheck(False, backend, str(err))
-    said = (reply.content or "").strip().replace("\n", " ")
-    if not said and not reply.tool_calls:
-        return BackendCheck(False, backend, "it answered with an empty reply: check that it is a chat model")
-    shown = said[:60] + ("..." if len(said) > 60 else "")
-    return BackendCheck(True, backend, f"answers ({reply.usage.completion_tokens} tokens, "
-                        f"{reply.latency_s:.2f} s): {shown!r}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,8 +14,8 @@ import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ralph_mini.react import Trace
-from ralph_mini.world import grade
+from ralph_mini.react import Step, Trace
+from ralph_mini.tools import read_fields
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class RunSummary:
     latency_s: float
     tokens: int
     answer: dict | None
-    correct: bool
+    correct: bool | None  # the grader's verdict; None: not graded (the fast loop reflects before it)
     stop_reason: str
 
 
@@ -71,8 +71,9 @@ def compact_observation(observation: str) -> str:
     return detail[:OBSERVATION_CHARS]
 
 
-def log_run(trace: Trace, run_id: str) -> tuple[list[LogRecord], RunSummary]:
-    """Turn a trace into log records and a graded run summary."""
+def log_run(trace: Trace, run_id: str, correct: bool | None) -> tuple[list[LogRecord], RunSummary]:
+    """Turn a trace into log records and a run summary. ``correct`` is the grader's verdict, computed
+    once by whoever ran the task: the log records it, it does not judge."""
     records = [
         LogRecord(
             run_id=run_id,
@@ -97,7 +98,7 @@ def log_run(trace: Trace, run_id: str) -> tuple[list[LogRecord], RunSummary]:
         latency_s=round(trace.latency_s, 3),
         tokens=trace.tokens_in + trace.tokens_out,
         answer=trace.answer,
-        correct=grade(trace.task, trace.answer).correct,
+        correct=correct,
         stop_reason=trace.stop_reason,
     )
     return records, summary
@@ -151,35 +152,24 @@ def format_for_reflection(records: list[LogRecord], summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    """One task's outcome: the row behind every table and curve."""
-
-    task_id: str
-    kind: str
-    calls: int
-    wrong_calls: int
-    correct: bool
-    latency_s: float
-    tokens: int
-    oracle_calls: int
-
-
-def record(trace: Trace, extra_tokens: int = 0, extra_latency_s: float = 0.0) -> RunRecord:
-    """Grade a trace and keep only the numbers. ``extra_*`` adds costs spent outside the run (reflection)."""
-    task = trace.task
-    return RunRecord(
-        task_id=task.task_id,
-        kind=task.kind,
-        calls=trace.tool_calls,
-        wrong_calls=trace.wrong_calls,
-        correct=grade(task, trace.answer).correct,
-        latency_s=round(trace.latency_s + extra_latency_s, 3),
-        tokens=trace.tokens_in + trace.tokens_out + extra_tokens,
-        oracle_calls=task.oracle_calls,
-    )
-
-
-def as_rows(records: list[LogRecord]) -> list[dict]:
+def step_rows(records: list[LogRecord]) -> list[dict]:
     """Records as dicts, ready for ``pandas.DataFrame``."""
     return [asdict(r) for r in records]
+
+
+def step_tags(step: Step) -> set[str]:
+    """What a step revealed, as tags a trigger can match: {'query_local_cache:found', 'status:pending'}.
+
+    Memory credits a lesson only when its trigger's tag is among the tags its run revealed.
+    """
+    if step.status == "not_found":
+        return {f"{step.tool}:nothing"}
+    if step.status != "ok":
+        return set()
+    status = read_fields(step.observation).get("status")
+    return {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
+
+
+def run_tags(steps: list[Step]) -> set[str]:
+    """Everything a run revealed: the union of its steps' tags, plus 'any' (every run is 'any task')."""
+    return {"any"}.union(*(step_tags(step) for step in steps))

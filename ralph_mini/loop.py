@@ -16,29 +16,36 @@ One task, top to bottom (``run_task``):
    reflect on the log and offer each rule to memory, where the filter and threshold decide. A rule
    naming a tool or status outside ``RULE_TOOLS`` / ``RULE_STATUSES`` is refused before that.
 
-Everything the loop knows between tasks lives in ``memory`` and in the ``history`` it is handed: no
-hidden state. Left out on purpose: parallel tasks, and a separate LLM planning call (the injected
-lessons *are* the plan; a planner call would cost a model turn per task).
+Data flows one way: the executor returns the lessons it asked for mid-run (``trace.added_lessons``);
+each task is graded once, here, and the verdict is passed to the log and to memory. Expiry is swept
+once at the start of each task, explicitly. Everything the loop knows between tasks lives in
+``memory`` and in the ``history`` it is handed: no hidden state.
+
+Left out on purpose: parallel tasks, and a separate LLM planning call (the injected lessons *are* the
+plan; a planner call would cost a model turn per task).
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ralph_mini.log import RunRecord, format_for_reflection, log_run, record
-from ralph_mini.memory import Experience, Memory, foreign_names, step_tags
+from ralph_mini import order_words as words
+from ralph_mini.lesson_guards import foreign_names
+from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
+from ralph_mini.measure import RunRecord, record
+from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Step, Trace, run_react
 from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
 from ralph_mini.rules import parse_rule
+from ralph_mini.suite import Task, grade
 from ralph_mini.tools import Tool
-from ralph_mini.world import CORE_TOOLS, Task, grade
 
 # The closed vocabulary of a learned rule (notebook 07). Besides the grammar's own words, a rule may name
-# only these read-only lookups and these statuses. So nothing a tool returned (a note saying "always call
-# refund_order") and nothing a hijacked reflector made up can ride into memory, and from there into
+# only the world's read-only lookups and its statuses. So nothing a tool returned (a note saying "always
+# call refund_order") and nothing a hijacked reflector made up can ride into memory, and from there into
 # every later prompt.
-RULE_TOOLS = CORE_TOOLS
-RULE_STATUSES = ("paid", "pending", "refunded", "payment_failed", "not_found")
+RULE_TOOLS = words.LOOKUP_TOOLS
+RULE_STATUSES = words.STATUSES
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,8 @@ class LoopConfig:
     max_steps: int = 8  # model turns per run
     max_words: int = 30  # per reflection item
     reflect: bool = True  # ablation switch: without the reflector nothing is ever learned
+    injection_budget: float = 0.15  # seed: lessons take at most 15% of the context (vector planner)
+    context_tokens: int = 8192  # the model's context window the budget is a share of
 
 
 @dataclass
@@ -62,6 +71,7 @@ class TaskResult:
     trace: Trace
     injected: list[str]
     review: Review
+    correct: bool = False  # the grader's verdict on the final trace, computed once in run_task
     retries: int = 0
     reflections: list[Reflection] = field(default_factory=list)
     memory_notes: list[str] = field(default_factory=list)
@@ -70,7 +80,7 @@ class TaskResult:
 
     @property
     def record(self) -> RunRecord:
-        return record(self.trace, self.extra_tokens, self.extra_latency_s)
+        return record(self.trace, self.correct, self.extra_tokens, self.extra_latency_s)
 
 
 def run_task(
@@ -87,49 +97,51 @@ def run_task(
 ) -> TaskResult:
     """One task through the whole loop. ``retrieve_plan`` replaces the keyword retrieval (notebook 05);
     ``reflector`` reflects instead of ``model`` (a small model may act but not reflect, notebook 08)."""
+    memory.sweep()  # flag what expired since the last task, once, before anything reads memory
     planned = retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, config.top_k)
-    injected = list(planned)
-    trace = execute(task, model, tools, injected, memory, config)
+    trace = execute(task, model, tools, planned, memory, config)
+    injected = planned + added_experiences(memory, trace)
     result = TaskResult(task, trace, [e.rule for e in injected], quick_review(trace))
     fast_loop(result, model, reflector or model, tools, injected, config)
     memory.record_hits(injected)
-    result.injected = [e.rule for e in injected]
-    correct = grade(task, result.trace.answer).correct
-    result.memory_notes += memory.record_outcome(injected, result.trace.steps, correct)
+    result.correct = grade(task, result.trace.answer).correct
+    revealed = run_tags(result.trace.steps)
+    result.memory_notes += memory.record_outcome(injected, revealed, result.correct)
     if config.reflect and wants_slow_loop(result, history):
         slow_loop(result, reflector or model, tools, memory, config, run_id)
     return result
 
 
-def execute(task, model, tools, injected: list[Experience], memory: Memory, config: LoopConfig) -> Trace:
-    """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run."""
-    asked: list[bool] = []
+def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig) -> Trace:
+    """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run: after a
+    tool call, lessons whose trigger matches what it revealed (a cache hit, a pending order...)."""
+    exclude = [e.id for e in planned]
 
-    def more_lessons(steps: list[Step]) -> list[str]:
-        if asked or not config.second_retrieval:
-            return []
-        extra = memory.retrieve(step_tags(steps[-1]), config.top_k, exclude=[e.id for e in injected])
-        if extra:
-            asked.append(True)
-            injected.extend(extra)
-        return [e.rule for e in extra]
+    def more_lessons(step: Step) -> list[str]:
+        return [e.rule for e in memory.retrieve(step_tags(step), config.top_k, exclude=exclude)]
 
     return run_react(
         task,
         model,
         tools,
-        lessons=[e.rule for e in injected],
+        lessons=[e.rule for e in planned],
         max_steps=config.max_steps,
         max_pitfall_depth=config.max_pitfall_depth,
-        more_lessons=more_lessons,
+        more_lessons=more_lessons if config.second_retrieval else None,
     )
+
+
+def added_experiences(memory: Memory, trace: Trace) -> list[Experience]:
+    """The experiences behind the lessons a run asked for mid-way (rule text is unique in memory)."""
+    by_rule = {e.rule: e for e in memory.experiences.values()}
+    return [by_rule[rule] for rule in trace.added_lessons]
 
 
 def fast_loop(result: TaskResult, model, reflector, tools, injected, config: LoopConfig) -> None:
     """Retry a run that gave no usable answer, with the rules of a reflection on it. No memory write."""
     while result.review.retry and result.retries < config.max_reflection_rounds:
-        reflection = reflect(
-            reflection_text(result.trace, "fast"), reflector, tools, max_words=config.max_words
+        reflection = reflect(  # the fast loop runs before the grader: its log says "not graded"
+            reflection_text(result.trace, "fast", None), reflector, tools, max_words=config.max_words
         )
         result.reflections.append(reflection)
         add_cost(result, result.trace, reflection)
@@ -158,7 +170,8 @@ def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
 
 def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str) -> None:
     """Reflect on the final run and offer each rule to memory (after the vocabulary guard)."""
-    reflection = reflect(reflection_text(result.trace, run_id), reflector, tools, max_words=config.max_words,
+    log_text = reflection_text(result.trace, run_id, result.correct)
+    reflection = reflect(log_text, reflector, tools, max_words=config.max_words,
                          max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
     result.reflections.append(reflection)
     add_cost(result, None, reflection)
@@ -196,8 +209,9 @@ def estimate_calls_saved(rule: str, trace: Trace) -> int:
     return sum(1 for s in trace.steps if s.index in wasted and s.tool in skips)
 
 
-def reflection_text(trace: Trace, run_id: str) -> str:
-    return format_for_reflection(*log_run(trace, run_id))
+def reflection_text(trace: Trace, run_id: str, correct: bool | None) -> str:
+    """The compact log a reflector reads (``log.format_for_reflection``)."""
+    return format_for_reflection(*log_run(trace, run_id, correct))
 
 
 def add_cost(result: TaskResult, trace: Trace | None, reflection: Reflection) -> None:

@@ -4,7 +4,8 @@ The seed article's hardest lesson was *memory pollution*: a few lessons from a s
 for an ordinary task, made the agent worse. So every write passes guards, and every read is weighted:
 
 - **generalization filter**: a rule naming an order id, customer, amount, date or transaction is
-  rejected before anything else; ``generalization_confidence`` scores how general a rule has proved;
+  rejected before anything else (``lesson_guards.py``); ``generalization_confidence`` scores how
+  general a rule has proved;
 - **write threshold** (the slow loop): a rule is only a *candidate* until it has been proposed in
   ``confirm_threshold`` separate tasks, or until one run shows it alone saves ``calls_saved_threshold``
   calls; only *active* rules are retrieved;
@@ -14,38 +15,22 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 
-Nothing is deleted: removed and expired experiences stay in the file with their status and reason.
-Time is an injected clock. ``MemoryFile`` stores everything in one JSON file, written atomically under
-a file lock, and ``journal`` renders it as the monthly markdown "work journal" the seed's author read.
+Nothing is deleted: removed and expired experiences stay with their status and reason. Time is an
+injected clock (``clock.py``); expiry is flagged by an explicit ``sweep()``, never as a side effect of
+a read. Memory knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``).
 
-Left out on purpose: vector search (``retrieval.py``) and deciding *when* to reflect (``loop.py``).
+Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.py``) and deciding
+*when* to reflect (``loop.py``).
 """
 
 import hashlib
-import json
-import os
-import re
-import shutil
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
-from filelock import FileLock
-
-from ralph_mini.react import Step
+from ralph_mini.clock import Clock
+from ralph_mini.lesson_guards import instance_details
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
-from ralph_mini.tools import read_fields
-
-Clock = Callable[[], datetime]
-FORMAT, VERSION = "ralph_mini.memory", 1
-INSTANCE_PATTERNS = {
-    "order id": r"\b[A-Z]\d{3}\b",
-    "customer": r"\bCUST-\d+\b",
-    "transaction": r"\bTXN-\d+\b",
-    "amount": r"\b\d+\.\d+\b",
-    "date": r"\b\d{4}-\d\d-\d\d\b",
-}
 
 
 @dataclass(frozen=True)
@@ -93,27 +78,6 @@ class Experience:
         return generalization_confidence(self.rule, evidence) * record
 
 
-def instance_details(text: str) -> list[str]:
-    """What in ``text`` names one instance: 'skip query_database for A123' -> ['order id A123']."""
-    found = []
-    for label, pattern in INSTANCE_PATTERNS.items():
-        found.extend(f"{label} {match}" for match in re.findall(pattern, text))
-    return found
-
-
-def foreign_names(rule: Rule, tools: Collection[str], statuses: Collection[str]) -> list[str]:
-    """The names in ``rule`` outside a closed vocabulary of tools and statuses, in rule order.
-
-    With tools ('query_local_cache', 'query_database') and statuses ('paid', 'pending'):
-    'when status is urgent: call refund_order' -> ['status urgent', 'tool refund_order'].
-    The grammar fixes every other word of a rule, so a rule with no foreign name carries no free text.
-    """
-    found = [f"status {rule.trigger.status}"] if rule.trigger.status not in (None, *statuses) else []
-    named = [rule.trigger.tool] + [action.tool for action in rule.actions]
-    found += [f"tool {name}" for name in named if name is not None and name not in tools]
-    return list(dict.fromkeys(found))
-
-
 def generalization_confidence(rule: str, evidence: int) -> float:
     """0 for a rule naming an instance; else n / (n + 1) for n pieces of evidence (1 -> 0.5, 3 -> 0.75)."""
     if instance_details(rule):
@@ -130,21 +94,12 @@ def trigger_tag(rule: Rule) -> str:
     return f"status:{trigger.status}"
 
 
-def step_tags(step: Step) -> set[str]:
-    """What a step revealed, as tags: {'query_local_cache:found', 'status:pending'}."""
-    if step.status == "not_found":
-        return {f"{step.tool}:nothing"}
-    if step.status != "ok":
-        return set()
-    status = read_fields(step.observation).get("status")
-    return {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
+def trigger_fired(experience: Experience, revealed: Collection[str]) -> bool:
+    """Did the situation the rule is about occur in this run? (credit goes only to rules in play)
 
-
-def trigger_fired(experience: Experience, steps: Iterable[Step]) -> bool:
-    """Did the situation the rule is about occur in this run? (credit goes only to rules in play)"""
-    if experience.trigger == "any":
-        return True
-    return any(experience.trigger in step_tags(step) for step in steps)
+    ``revealed`` is what the run showed, as tags (``log.run_tags``): {'any', 'status:pending', ...}.
+    """
+    return experience.trigger == "any" or experience.trigger in revealed
 
 
 class Memory:
@@ -215,7 +170,7 @@ class Memory:
         """Decayed weight; 0 for anything not active or past expiry."""
         if experience.status != "active":
             return 0.0
-        days = ((now or self.clock()) - datetime.fromisoformat(experience.last_hit_at)) / timedelta(days=1)
+        days = days_since(experience.last_hit_at, now or self.clock())
         return experience.confidence * decay_factor(days, self.config)
 
     def sweep(self) -> list[Experience]:
@@ -223,7 +178,7 @@ class Memory:
         now = self.clock()
         flagged = []
         for experience in self.experiences.values():
-            days = (now - datetime.fromisoformat(experience.last_hit_at)) / timedelta(days=1)
+            days = days_since(experience.last_hit_at, now)
             if experience.status == "active" and days > self.config.expire_after_days:
                 experience.status = "expired"
                 experience.status_reason = f"not hit for {days:.0f} days"
@@ -232,8 +187,8 @@ class Memory:
 
     def retrieve(self, tags: set[str], top_k: int = 3, exclude: Iterable[str] = ()) -> list[Experience]:
         """Best active experiences by tag match x weight. Tags: {'any'} at planning time, or a step's
-        tags mid-run; an experience matches when its trigger tag (or its tools) is among them."""
-        self.sweep()
+        tags mid-run; an experience matches when its trigger tag is among them. A pure read: an
+        experience past expiry weighs 0, whether or not ``sweep`` has flagged it yet."""
         skip = set(exclude)
         scored = []
         for experience in self.experiences.values():
@@ -253,11 +208,14 @@ class Memory:
             experience.hits += 1
             experience.last_hit_at = now
 
-    def record_outcome(self, used: Iterable[Experience], steps: list[Step], correct: bool) -> list[str]:
-        """Credit or blame the injected rules whose trigger fired; remove past ``max_failures``."""
+    def record_outcome(
+        self, used: Iterable[Experience], revealed: Collection[str], correct: bool
+    ) -> list[str]:
+        """Credit or blame the injected rules whose trigger fired; remove past ``max_failures``.
+        ``correct`` is the grader's verdict on the run, ``revealed`` the tags the run showed."""
         notes = []
         for experience in used:
-            if not trigger_fired(experience, steps):
+            if not trigger_fired(experience, revealed):
                 continue
             if correct:
                 experience.validations += 1
@@ -277,6 +235,11 @@ class Memory:
     def active(self) -> list[Experience]:
         return [e for e in self.experiences.values() if e.status == "active"]
 
+    def live(self) -> list[Experience]:
+        """Active and not past expiry: what retrieval may return, even before a sweep flags it."""
+        now = self.clock()
+        return [e for e in self.active() if days_since(e.last_hit_at, now) <= self.config.expire_after_days]
+
 
 def decay_factor(days: float, config: MemoryConfig) -> float:
     """0.5 ** (days / half-life), x stale_factor past stale_after_days, 0 past expire_after_days.
@@ -290,123 +253,6 @@ def decay_factor(days: float, config: MemoryConfig) -> float:
     return weight * config.stale_factor if days > config.stale_after_days else weight
 
 
-class MemoryFileError(RuntimeError):
-    """The memory file cannot be read; the message says where a copy was kept and what to do."""
-
-
-class MemoryFile:
-    """One JSON file: ``{"format": "ralph_mini.memory", "version": 1, "experiences": [...]}``.
-
-    Writes go to a temporary file that replaces the real one (``os.replace`` is atomic), under a
-    ``filelock`` lock, so a crash leaves the old or the new state and two kernels never interleave.
-    ``update`` is the safe read-modify-write: lock, reload, change, write. A file that cannot be read
-    (corrupt, truncated, another version) raises ``MemoryFileError`` and is copied to
-    ``<name>.unreadable``; nothing is ever reset to empty behind your back.
-    """
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.lock = FileLock(str(self.path) + ".lock", timeout=30)
-
-    def load(self, clock: Clock, config: MemoryConfig | None = None) -> Memory:
-        with self.lock:
-            return Memory(clock, config, self._read())
-
-    def save(self, memory: Memory) -> None:
-        with self.lock:
-            self._write(memory)
-
-    def update(self, clock: Clock, change: Callable[[Memory], object], config: MemoryConfig | None = None):
-        """Lock, load the latest state, apply ``change``, write; returns what ``change`` returned."""
-        with self.lock:
-            memory = Memory(clock, config, self._read())
-            result = change(memory)
-            self._write(memory)
-            return result
-
-    def _read(self) -> list[Experience]:
-        if not self.path.exists():
-            return []
-        try:
-            return experiences_from(json.loads(self.path.read_text(encoding="utf-8")))
-        except (ValueError, RecursionError) as err:  # RecursionError: JSON nested ~1000 deep
-            backup = self.path.with_name(self.path.name + ".unreadable")
-            shutil.copy2(self.path, backup)
-            raise MemoryFileError(
-                f"memory file {self.path} is unreadable ({err}); a copy is kept at {backup}. "
-                f"Fix the file, or move it away to start with an empty memory."
-            ) from err
-
-    def _write(self, memory: Memory) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {
-            "format": FORMAT,
-            "version": VERSION,
-            "experiences": [asdict(e) for e in memory.experiences.values()],
-        }
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        with temporary.open("w", encoding="utf-8") as file:
-            json.dump(data, file, indent=1, ensure_ascii=False)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, self.path)
-
-
-def experiences_from(data: object) -> list[Experience]:
-    """The experiences in a parsed memory file, or ValueError saying what is wrong with it.
-
-    {"format": "ralph_mini.memory", "version": 1, "experiences": [{...}]} -> [Experience(...)];
-    [] -> ValueError('the file holds a JSON list, not an object with format, version, experiences').
-    Unknown keys in an experience are ignored, so a file with extra notes still loads.
-    """
-    if not isinstance(data, dict):
-        kind = type(data).__name__
-        raise ValueError(f"the file holds a JSON {kind}, not an object with format, version, experiences")
-    if data.get("format") != FORMAT or data.get("version") != VERSION:
-        raise ValueError(f"format {data.get('format')!r} version {data.get('version')!r}, expected {VERSION}")
-    rows = data.get("experiences")
-    if not isinstance(rows, list):
-        raise ValueError(f"'experiences' is {'missing' if rows is None else type(rows).__name__}, not a list")
-    names = {f.name for f in fields(Experience)}
-    experiences = []
-    for number, row in enumerate(rows, 1):
-        try:
-            experiences.append(Experience(**{k: v for k, v in row.items() if k in names}))
-        except (TypeError, AttributeError) as err:  # not an object, or a field missing
-            raise ValueError(f"experience {number}: {err}") from err
-    return experiences
-
-
-def journal(memory: Memory, title: str = "Work journal") -> str:
-    """All experiences as readable markdown, grouped by status, strongest first."""
-    now = memory.clock()
-    lines = [f"# {title} ({now:%Y-%m-%d})", ""]
-    for status in ("active", "candidate", "expired", "removed"):
-        group = [e for e in memory.experiences.values() if e.status == status]
-        if not group:
-            continue
-        lines += [f"## {status.capitalize()} ({len(group)})", ""]
-        for e in sorted(group, key=lambda x: (-memory.weight(x, now), x.rule)):
-            age = (now - datetime.fromisoformat(e.last_hit_at)) / timedelta(days=1)
-            lines.append(
-                f"- **{e.rule}** — weight {memory.weight(e, now):.2f}, confidence {e.confidence:.2f}, "
-                f"{e.confirmations} tasks, {e.hits} hits, {e.validations} ok / {e.failures} wrong, "
-                f"last hit {age:.0f} days ago" + (f"; {e.status_reason}" if e.status_reason else "")
-            )
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-class FakeClock:
-    """A clock for notebooks and tests: starts at ``start`` and moves only when told."""
-
-    def __init__(self, start: datetime = datetime(2025, 3, 10, 12, 0)):
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        """clock.advance(days=3) or clock.advance(minutes=5)."""
-        self.now += timedelta(**delta)
-        return self.now
+def days_since(moment: str, now: datetime) -> float:
+    """Days from an ISO time stamp to ``now``: '2025-03-03T12:00', 2025-03-10 12:00 -> 7.0."""
+    return (now - datetime.fromisoformat(moment)) / timedelta(days=1)

@@ -29,17 +29,13 @@ Left out on purpose: free-text understanding beyond the order domain, and learni
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ralph_mini import order_words as words
 from ralph_mini.model import (
-    ChatModel,
-    ModelError,
     ModelReply,
-    OpenAIModel,
     ToolCall,
     Usage,
     count_prompt_tokens,
@@ -49,9 +45,9 @@ from ralph_mini.offline_reflect import write_reflection
 from ralph_mini.rules import Rule, Trigger, find_rules
 from ralph_mini.tools import read_fields
 
-CACHE, DATABASE, PAYMENT = "query_local_cache", "query_database", "query_payment_api"
-LOOKUP_TOOLS = (CACHE, DATABASE, PAYMENT)
-ORDER_ID_RE = re.compile(r"\b([A-Z]\d{3})\b")
+CACHE, DATABASE, PAYMENT = words.CACHE, words.DATABASE, words.PAYMENT
+LOOKUP_TOOLS = words.LOOKUP_TOOLS
+ORDER_ID_RE = re.compile(f"({words.ORDER_ID_PATTERN})")
 NOW_RE = re.compile(r"Current time:\s*(\d{4}-\d\d-\d\d \d\d:\d\d)")
 
 
@@ -260,58 +256,6 @@ def compose_answer(seen: Observed) -> dict:
         elif provider == "declined":
             answer["status"] = "payment_failed"
     return answer
-
-
-def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
-    """Pick the model from environment variables, read when called (never at import).
-
-    - nothing set, or ``RALPH_MODEL=offline``: ``OfflineModel(seed=RALPH_SEED or 0)``;
-    - ``RALPH_MODEL=<name>``: ``OpenAIModel`` with ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``.
-      Local servers (Ollama, vLLM, llama.cpp) need a base URL but no real key. ``RALPH_TIMEOUT_S``
-      (default 60) and ``RALPH_MAX_RETRIES`` (default 2) go to the SDK; ``RALPH_MAX_TOKENS`` caps
-      each reply (default: the server's own limit).
-
-    Only ``env`` is read (``os.environ`` when None): the URL and key are passed to the SDK explicitly,
-    so it cannot quietly pick up a different ``OPENAI_BASE_URL`` from the process environment.
-    """
-    env = os.environ if env is None else env
-    name = env.get("RALPH_MODEL", "").strip()
-    if name in ("", "offline"):
-        seed = env.get("RALPH_SEED", "").strip() or "0"
-        if not seed.lstrip("-").isdigit():
-            raise ValueError(f"RALPH_SEED={seed!r} is not an integer: set it to e.g. 0, or unset it")
-        return OfflineModel(seed=int(seed))
-    base_url = env.get("OPENAI_BASE_URL", "").strip() or None
-    api_key = env.get("OPENAI_API_KEY", "").strip() or None
-    if api_key is None and base_url is None:
-        raise ModelError(
-            f"RALPH_MODEL={name} needs OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for a local "
-            "server (e.g. http://localhost:11434/v1 for Ollama); unset RALPH_MODEL to go offline"
-        )
-    return OpenAIModel(
-        name,
-        base_url=base_url or OpenAIModel.DEFAULT_BASE_URL,
-        api_key=api_key or "not-needed",  # local servers accept any key, but the SDK wants one
-        timeout_s=_number(env, "RALPH_TIMEOUT_S", 60.0),
-        max_retries=int(_number(env, "RALPH_MAX_RETRIES", 2)),
-        max_tokens=int(_number(env, "RALPH_MAX_TOKENS", 0)) or None,
-    )
-
-
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    """A non-negative number from the environment, or a ValueError naming the variable."""
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise ValueError(
-            f"{name}={text!r} is not a non-negative number: set it to e.g. {default:g}, or unset it"
-        )
-    return value
 
 
 def _system_text(messages: list[dict]) -> str:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ralph_mini import order_words as words
 from ralph_mini.tools import read_fields
 
 RUN_RE = re.compile(r"^run (\S+) at (\d{4}-\d\d-\d\d \d\d:\d\d): (.*)$")
@@ -27,7 +28,7 @@ STEP_RE = re.compile(r"^(\d+) (\S+)\((.*)\) (\w+) [\d.]+s: (.*)$")
 RESULT_RE = re.compile(r"^result: (.*?), answer (.*); \d+ calls")
 LAG_RE = re.compile(r"about (\d+) minutes after")
 MAX_WORDS_RE = re.compile(r"at most (\d+) words")
-CACHE, DATABASE, PAYMENT = "query_local_cache", "query_database", "query_payment_api"
+CACHE, DATABASE, PAYMENT = words.CACHE, words.DATABASE, words.PAYMENT
 
 VAGUE_ADVICE = (
     "The agent could improve performance by being more efficient, avoiding unnecessary steps and "

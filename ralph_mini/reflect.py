@@ -23,22 +23,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ralph_mini import order_words as words
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import Tool, read_fields
 
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
-KNOWN_TOOLS = (
-    "query_local_cache",
-    "query_database",
-    "query_payment_api",
-    "get_shipping_status",
-    "get_order_history",
-    "search_docs",
-)
-FIELD_WORDS = ("status", "amount", "paid_at", "created_at", "txn_id", "payment_status", "order id")
-INSTANCE_RE = re.compile(r"\b[A-Z]\d{3}\b|\bCUST-\d+\b")
+KNOWN_TOOLS = (*words.LOOKUP_TOOLS, words.SHIPPING, words.HISTORY, words.DOCS)  # a specific item names one
+FIELD_WORDS = words.FIELD_WORDS
+INSTANCE_RE = re.compile(f"{words.ORDER_ID_PATTERN}|{words.INSTANCE_PATTERNS['customer']}")
 
 REFLECTOR_PROMPT = """You are the reflector of an order-status agent. You read the compact execution
 log of its runs and write lessons that make its next runs cheaper and still correct.
@@ -233,7 +227,7 @@ def redundant_steps(trace: Trace) -> list[int]:
             redundant.append(step.index)
         known.update(fields)
         found_before = found_before or step.status == "ok"
-        database_missing = database_missing or (step.status == "not_found" and step.tool == "query_database")
+        database_missing = database_missing or (step.status == "not_found" and step.tool == words.DATABASE)
     return redundant
 
 

@@ -28,10 +28,15 @@ Left out on purpose: negation, "or", nested conditions, and any way to name one 
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 TRIGGER_KINDS = ("any", "finds", "nothing", "status")
 ACTION_VERBS = ("answer", "skip", "call", "start")
+
+# How lessons are written into a prompt: a header, then one bullet per rule (react.py, retrieval.py).
+LESSONS_HEADER = "Lessons from earlier runs (follow them):"
+MORE_LESSONS_HEADER = "More lessons for what you just observed (follow them):"
 
 _TOOL = r"[a-z_][a-z0-9_]*"
 _RULE_RE = re.compile(r"^\s*when\s+(?P<trigger>.+?)\s*:\s*(?P<actions>.+?)\s*\.?\s*$", re.I)
@@ -166,6 +171,11 @@ def find_rules(text: str) -> list[Rule]:
         except RuleSyntaxError:
             continue
     return rules
+
+
+def bullets(lessons: Sequence[str]) -> str:
+    """['when any task: answer'] -> '- when any task: answer': lessons as the prompt shows them."""
+    return "\n".join(f"- {lesson}" for lesson in lessons)
 
 
 def _strip_bullet(line: str) -> str:

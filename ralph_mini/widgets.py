@@ -30,7 +30,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from tqdm.auto import tqdm
 
-from ralph_mini.memory import Experience, Memory, MemoryConfig, decay_factor, journal
+from ralph_mini.memory import Experience, Memory, MemoryConfig, decay_factor
+from ralph_mini.memory_file import journal
 from ralph_mini.react import Step, Trace
 
 __all__ = [

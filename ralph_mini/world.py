@@ -1,5 +1,4 @@
-"""The order world: the seed article's order-status lookup, its tools, a task suite and a grader
-(notebook 01).
+"""The order world: the seed article's order-status lookup, its data and its tools (notebook 01).
 
 Three data sources, fast to slow, as in the article:
 
@@ -11,15 +10,13 @@ Three data sources, fast to slow, as in the article:
   declined since the shop's own records were written).
 
 Demo data from the article: A123 paid 99.5 and B456 pending 215.0 (both cached), C789 refunded 66.0
-(database only). ``make_suite`` adds seeded orders of every kind and one question per task, with the
-ground truth and the oracle's minimum number of tool calls. Latencies are *virtual*: runs are instant
-but report realistic times.
+(database only). The task suite and the grader are ``suite.py``; the words (tool names, statuses,
+prompt) are ``order_words.py``. Latencies are *virtual*: runs are instant but report realistic times.
 
 Left out on purpose: writes that change the world (``refund_order`` only records the request), more
 than one order per question, and concurrency.
 """
 
-import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -28,25 +25,6 @@ from ralph_mini.tools import NotFound, Tool, tool
 NOW = datetime(2025, 3, 10, 12, 0)
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 SETTLEMENT_LAG_MIN = 30
-CORE_TOOLS = ("query_local_cache", "query_database", "query_payment_api")
-
-# Share of each order kind in a generated suite (sums to 1).
-KIND_MIX = {
-    "paid_cached": 0.30,  # in the cache: one call answers it
-    "paid_uncached": 0.14,  # cache miss, then the database
-    "refunded": 0.10,  # database only
-    "pending_fresh": 0.16,  # cached, created minutes ago: the provider has nothing yet
-    "pending_stale": 0.16,  # cached as pending long ago: the provider knows the truth
-    "missing": 0.14,  # no such order anywhere
-}
-
-QUESTIONS = (
-    "What is the status of order {id}?",
-    "Has order {id} been paid? Please give the status and the amount.",
-    "A customer asks about order {id}: what is its payment status?",
-    "Check order {id} and report its status and amount.",
-    "Where does payment for order {id} stand?",
-)
 
 
 @dataclass(frozen=True)
@@ -217,135 +195,3 @@ def make_tools(world: OrderWorld) -> list[Tool]:
 
     return [query_local_cache, query_database, query_payment_api, get_shipping_status,
             get_order_history, search_docs, calculator, send_email, refund_order]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Task:
-    """One question for the agent, with what a correct answer must say and the oracle's call count."""
-
-    task_id: str
-    question: str
-    order_id: str
-    kind: str
-    expected: dict
-    oracle_calls: int
-    now: str = stamp(NOW)
-    relevant_tools: tuple[str, ...] = CORE_TOOLS
-
-
-@dataclass
-class Suite:
-    world: OrderWorld
-    tasks: list[Task]
-
-
-def expected_answer(order: Order) -> dict:
-    """The fields a correct answer must contain, after the provider's word where it is needed."""
-    if order.kind == "missing":
-        return {"status": "not_found"}
-    if order.kind == "pending_stale":
-        if order.provider_status == "captured":
-            return {"status": "paid", "amount": order.amount,
-                    "paid_at": stamp(order.settled_at), "txn_id": order.txn_id}  # fmt: skip
-        return {"status": "payment_failed", "amount": order.amount}
-    answer = {"status": order.status, "amount": order.amount}
-    if order.status == "paid":
-        answer["paid_at"] = stamp(order.paid_at)
-    return answer
-
-
-def oracle_calls(order: Order) -> int:
-    """Fewest calls a policy that knows the rules (but not the data) needs: cache, then what's missing."""
-    return {"paid_cached": 1, "pending_fresh": 1, "pending_stale": 2}.get(order.kind, 2)
-
-
-def random_order(rng: random.Random, order_id: str, kind: str) -> Order:
-    """A seeded order of the given kind; times are relative to NOW."""
-    amount = round(rng.uniform(5, 400) * 2) / 2
-    method = rng.choice(["card", "card", "paypal", "bank_transfer"])
-    created = NOW - timedelta(minutes=rng.randint(40, 3 * 24 * 60))
-    paid = created + timedelta(minutes=rng.randint(1, 5))
-    txn = f"TXN-{rng.randint(10000, 99999)}"
-    if kind in ("paid_cached", "paid_uncached"):
-        return Order(order_id, kind, "paid", amount, created, kind == "paid_cached", paid, method,
-                     "captured", txn, paid)  # fmt: skip
-    if kind == "refunded":
-        return Order(order_id, kind, "refunded", amount, created, False, paid, method,
-                     "refunded", txn, paid)  # fmt: skip
-    if kind == "pending_fresh":
-        created = NOW - timedelta(minutes=rng.randint(2, SETTLEMENT_LAG_MIN - 5))
-        return Order(order_id, kind, "pending", amount, created, True, payment_method=method)
-    if kind == "pending_stale":
-        captured = rng.random() < 0.7
-        created = NOW - timedelta(minutes=rng.randint(SETTLEMENT_LAG_MIN + 15, 600))
-        settled = created + timedelta(minutes=rng.randint(1, 10))
-        return Order(order_id, kind, "pending", amount, created, True, None, method,
-                     "captured" if captured else "declined", txn, settled)  # fmt: skip
-    return Order(order_id, "missing", "missing", 0.0, created, False)
-
-
-def make_suite(n: int = 50, seed: int = 7, demo_first: bool = True) -> Suite:
-    """A world and ``n`` seeded tasks of mixed kinds (the demo orders first when ``demo_first``).
-
-    Same ``seed`` -> the same tasks on every machine; a longer suite only appends tasks.
-    """
-    rng = random.Random(seed)
-    orders = {o.order_id: o for o in demo_orders()}
-    order_ids = list(orders) if demo_first else []
-    kinds = list(KIND_MIX)
-    while len(order_ids) < n:
-        order_id = f"{rng.choice('EFGHJKLMNPRSTUVWXYZ')}{rng.randint(100, 999)}"
-        if order_id in orders:
-            continue
-        kind = rng.choices(kinds, weights=list(KIND_MIX.values()))[0]
-        orders[order_id] = random_order(rng, order_id, kind)
-        order_ids.append(order_id)
-    tasks = [make_task(i, orders[order_id], seed) for i, order_id in enumerate(order_ids[:n], 1)]
-    return Suite(world=OrderWorld(orders=orders), tasks=tasks)
-
-
-def make_task(number: int, order: Order, seed: int) -> Task:
-    # The wording depends only on (seed, order), so task T007 is the same in a suite of 10 or of 50.
-    wording = random.Random(f"{seed}:{order.order_id}").choice(QUESTIONS)
-    return Task(
-        task_id=f"T{number:03d}",
-        question=wording.format(id=order.order_id),
-        order_id=order.order_id,
-        kind=order.kind,
-        expected=expected_answer(order),
-        oracle_calls=oracle_calls(order),
-    )
-
-
-@dataclass(frozen=True)
-class Grade:
-    correct: bool
-    wrong_fields: dict  # field -> (expected, got)
-
-    def explain(self) -> str:
-        if self.correct:
-            return "correct"
-        return "; ".join(f"{k}: expected {e!r}, got {g!r}" for k, (e, g) in self.wrong_fields.items())
-
-
-def grade(task: Task, answer: dict | None) -> Grade:
-    """Check the answer field by field; amounts within a cent. Extra fields are ignored."""
-    answer = answer or {}
-    wrong = {}
-    for key, expected in task.expected.items():
-        got = answer.get(key)
-        if not _same(key, expected, got):
-            wrong[key] = (expected, got)
-    return Grade(correct=not wrong, wrong_fields=wrong)
-
-
-def _same(key: str, expected: object, got: object) -> bool:
-    """Equal for grading: amounts within a cent (numbers or numeric strings), text case-insensitive."""
-    if got is None or isinstance(got, bool):
-        return False
-    if key == "amount":
-        try:
-            return abs(float(got) - float(expected)) < 0.01
-        except (TypeError, ValueError):
-            return False
-    return str(got).strip().lower() == str(expected).lower()

@@ -1,9 +1,11 @@
 """The benchmark: Ralph vs bare ReAct on a small suite as inequalities, the ablations' identities, the
 retrieval speed check, and the CLI."""
 
-from ralph_mini.bench import ABLATIONS, BARE, RALPH, main, retrieval_speed, run_agent, summarize, windows
+from ralph_mini.bench import ABLATIONS, BARE, RALPH, main, run_agent
+from ralph_mini.measure import summarize, windows
 from ralph_mini.offline import OfflineModel
-from ralph_mini.world import make_suite
+from ralph_mini.suite import make_suite
+from ralph_mini.vector_speed import retrieval_speed
 
 SUITE = make_suite(n=20, seed=7)
 TOOLS = SUITE.world.tools()

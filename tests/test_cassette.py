@@ -16,7 +16,7 @@ from ralph_mini.cassette import (
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
-from ralph_mini.world import make_suite
+from ralph_mini.suite import make_suite
 
 SUITE = make_suite(n=6, seed=7)
 TOOLS = SUITE.world.tools()

@@ -22,17 +22,12 @@ from fakes import ScriptedModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ralph_mini.hardening import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS, parse_final_answer
 from ralph_mini.model import ModelReply, ToolCall, Usage
-from ralph_mini.react import (
-    MAX_NAME_CHARS,
-    MAX_OBSERVATION_CHARS,
-    WRONG_STATUSES,
-    execute_call,
-    parse_final_answer,
-    run_react,
-)
+from ralph_mini.order_words import LOOKUP_TOOLS
+from ralph_mini.react import WRONG_STATUSES, execute_call, run_react
+from ralph_mini.suite import make_suite
 from ralph_mini.tools import BadArguments, tool
-from ralph_mini.world import CORE_TOOLS, make_suite
 
 STATUSES = ("ok", "not_found", *WRONG_STATUSES)
 
@@ -85,9 +80,9 @@ SUITE = make_suite(n=4, seed=7)
 MISBEHAVING = (big_output, broken, wrong_shape)
 TOOLS = SUITE.world.tools() + list(MISBEHAVING)
 BY_NAME = {t.name: t for t in TOOLS}
-TASK = dataclasses.replace(SUITE.tasks[0], relevant_tools=CORE_TOOLS + tuple(t.name for t in MISBEHAVING))
+TASK = dataclasses.replace(SUITE.tasks[0], relevant_tools=LOOKUP_TOOLS + tuple(t.name for t in MISBEHAVING))
 # What a well-formed call to each relevant tool may return; an irrelevant tool is always wrong_tool.
-OUTCOMES = {name: {"ok", "not_found"} for name in CORE_TOOLS} | {
+OUTCOMES = {name: {"ok", "not_found"} for name in LOOKUP_TOOLS} | {
     "big_output": {"ok"},
     "broken": {"error"},
     "wrong_shape": {"error"},
@@ -178,7 +173,7 @@ argument_texts = st.one_of(
 ODD_NAMES = ["query_db", "Query_Database", "query_database ", "", "查询订单", "query_local_cache\x00"]
 tool_names = st.one_of(
     st.sampled_from(sorted(BY_NAME)),
-    st.sampled_from(list(CORE_TOOLS) + [t.name for t in MISBEHAVING]),  # weight the relevant ones
+    st.sampled_from(list(LOOKUP_TOOLS) + [t.name for t in MISBEHAVING]),  # weight the relevant ones
     st.sampled_from(ODD_NAMES),
     st.text(max_size=30),
     HUGE,
@@ -225,7 +220,7 @@ good_replies = st.builds(  # a normal lookup now and then, so runs last long eno
     st.none() | st.text(max_size=40),
     st.builds(
         lambda name, oid: (ToolCall("ok1", name, json.dumps({"order_id": oid})),),
-        st.sampled_from(CORE_TOOLS),
+        st.sampled_from(LOOKUP_TOOLS),
         st.sampled_from(["A123", "B456", "C789", "Z999"]),
     ),
 )

@@ -11,7 +11,9 @@ import httpx
 import openai
 import pytest
 
+from ralph_mini.backends import BACKENDS, check_backend, describe_backend, model_from_env
 from ralph_mini.cassette import CassetteError, RecordingModel
+from ralph_mini.clock import FakeClock
 from ralph_mini.json_tools import (
     EXAMPLE,
     JsonToolsModel,
@@ -19,29 +21,19 @@ from ralph_mini.json_tools import (
     fold_messages,
     fold_system,
     json_action_schema,
-    parse_action,
+    parse_json_action,
     response_format,
 )
-from ralph_mini.local import (
-    BACKENDS,
-    INSTALL_HINT,
-    LOCAL_MODEL_NAME,
-    LocalModelMissing,
-    check_backend,
-    describe_backend,
-    local_actor,
-    local_reflector,
-    local_session,
-    server_command,
-)
+from ralph_mini.local import INSTALL_HINT, LOCAL_MODEL_NAME, LocalModelMissing, server_command
+from ralph_mini.local_session import local_actor, local_reflector, local_session
 from ralph_mini.log import format_for_reflection, log_run
 from ralph_mini.loop import LoopConfig, run_loop
-from ralph_mini.memory import FakeClock, Memory
+from ralph_mini.memory import Memory
 from ralph_mini.model import ModelReply, OpenAIModel, ToolCall, Usage
-from ralph_mini.offline import OfflineModel, model_from_env
+from ralph_mini.offline import OfflineModel
 from ralph_mini.react import WRONG_STATUSES, run_react
 from ralph_mini.reflect import reflect
-from ralph_mini.world import grade, make_suite
+from ralph_mini.suite import grade, make_suite
 
 SUITE = make_suite(n=50, seed=7)
 CORE = SUITE.world.tools(core_only=True)
@@ -67,13 +59,13 @@ def test_fold_keeps_system_tools_and_observations_as_alternating_text():
 
 
 def test_parse_action_turns_json_into_a_tool_call_or_an_answer():
-    _, call = parse_action(
+    _, call = parse_json_action(
         '{"thought": "t", "tool": "query_database", "arguments": {"order_id": "A1"}}', "c7"
     )
     assert call == ToolCall("c7", "query_database", '{"order_id": "A1"}')
-    content, call = parse_action('noise {"thought": "ok", "final_answer": {"status": "paid"}}', "c1")
+    content, call = parse_json_action('noise {"thought": "ok", "final_answer": {"status": "paid"}}', "c1")
     assert call is None and content == 'ok\nFinal answer: {"status": "paid"}'
-    assert parse_action("I do not know", "c1") == ("I do not know", None)
+    assert parse_json_action("I do not know", "c1") == ("I do not know", None)
 
 
 class Scripted:
@@ -366,7 +358,7 @@ def test_ralph_loop_reflects_through_the_real_server_when_runs_fail(server):
 @pytest.mark.local_llm
 def test_the_real_reflector_answers_the_template_or_gives_up_cleanly(server):
     trace = run_react(SUITE.tasks[0], OfflineModel(), CORE)  # a wasteful run: cache hit, then database
-    log = format_for_reflection(*log_run(trace, "R001"))
+    log = format_for_reflection(*log_run(trace, "R001", grade(trace.task, trace.answer).correct))
     reflection = reflect(
         log, SystemInUserModel(local_reflector(server.base_url)), CORE, max_reflection_rounds=1
     )

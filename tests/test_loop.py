@@ -1,14 +1,15 @@
 """The Ralph Loop: bounded fast loop, no memory write on the fast loop, writes on repeated waste, and
 the benchmark's headline as inequalities on a small suite."""
 
-from ralph_mini.bench import record, run_suite
+from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, estimate_calls_saved, run_loop, run_task, wants_slow_loop
-from ralph_mini.memory import FakeClock, Memory
+from ralph_mini.measure import record, run_suite
+from ralph_mini.memory import Memory
 from ralph_mini.model import ModelReply
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.reflect import quick_review
-from ralph_mini.world import make_suite
+from ralph_mini.suite import make_suite
 
 SUITE = make_suite(n=20, seed=7)
 TOOLS = SUITE.world.tools()

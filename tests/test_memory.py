@@ -8,18 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_mini.memory import (
-    FakeClock,
-    Memory,
-    MemoryConfig,
-    MemoryFile,
-    MemoryFileError,
-    decay_factor,
-    generalization_confidence,
-    instance_details,
-    journal,
-    step_tags,
-)
+from ralph_mini.clock import FakeClock
+from ralph_mini.lesson_guards import instance_details
+from ralph_mini.log import run_tags, step_tags
+from ralph_mini.memory import Memory, MemoryConfig, decay_factor, generalization_confidence
+from ralph_mini.memory_file import MemoryFile, MemoryFileError, journal
 from ralph_mini.react import Step
 
 SKIP_DB = "when query_local_cache finds the order: skip query_database"
@@ -99,12 +92,14 @@ def active(memory, rule, tasks=2):
 def test_down_votes_only_when_trigger_fired_and_removal_past_limit(clock):
     memory = Memory(clock, MemoryConfig(max_failures=2))
     experience = active(memory, SKIP_DB)
-    assert memory.record_outcome([experience], [miss_step()], correct=False) == []  # did not fire: no blame
-    assert memory.record_outcome([experience], [cache_step()], correct=False) == [
+    assert (
+        memory.record_outcome([experience], run_tags([miss_step()]), correct=False) == []
+    )  # did not fire: no blame
+    assert memory.record_outcome([experience], run_tags([cache_step()]), correct=False) == [
         f"down-voted: {SKIP_DB} (1 failures)"
     ]
     assert experience.confidence == pytest.approx(2 / 3 * 1 / 2)
-    notes = memory.record_outcome([experience], [cache_step()], correct=False)
+    notes = memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
     assert notes == [f"down-voted: {SKIP_DB} (2 failures)", f"removed: {SKIP_DB}"]
     assert experience.status == "removed" and experience.status_reason == "2 wrong answers with it in play"
     assert memory.propose(SKIP_DB, task_id="T9", run_id="R9")[0].startswith("kept out: removed earlier")
@@ -114,9 +109,9 @@ def test_a_good_track_record_protects_from_one_failure(clock):
     memory = Memory(clock, MemoryConfig(max_failures=2))
     experience = active(memory, SKIP_DB)
     for _ in range(3):
-        memory.record_outcome([experience], [cache_step()], correct=True)
-    memory.record_outcome([experience], [cache_step()], correct=False)
-    memory.record_outcome([experience], [cache_step()], correct=False)
+        memory.record_outcome([experience], run_tags([cache_step()]), correct=True)
+    memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
+    memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
     assert experience.status == "active"  # 2 failures, 3 validations
     assert experience.confidence == pytest.approx(5 / 6 * 4 / 6)
 
@@ -147,7 +142,9 @@ def test_weight_decays_and_expires_on_the_clock(clock):
     memory.record_hits([experience])  # a hit refreshes the clock
     assert memory.weight(experience) == pytest.approx(2 / 3) and experience.hits == 1
     clock.advance(days=31)
-    assert memory.retrieve({"query_local_cache:found"}) == []
+    assert memory.retrieve({"query_local_cache:found"}) == []  # past expiry it weighs 0 ...
+    assert experience.status == "active"  # ... but a read changes nothing
+    assert memory.sweep() == [experience]  # only an explicit sweep flags it
     assert experience.status == "expired" and experience.status_reason == "not hit for 31 days"
     assert memory.propose(SKIP_DB, task_id="T7", run_id="R7")[0] == "written: confirmed in 3 tasks"  # revived
 
@@ -157,7 +154,7 @@ def test_retrieval_by_tag_times_weight(clock):
     start = active(memory, "when any task: start with query_local_cache")
     skip = active(memory, SKIP_DB)
     pending = active(memory, PENDING)
-    memory.record_outcome([skip], [cache_step()], correct=True)  # a validation raises confidence
+    memory.record_outcome([skip], run_tags([cache_step()]), correct=True)  # a validation raises confidence
     assert memory.retrieve({"any"}) == [start]
     assert step_tags(cache_step("pending")) == {"query_local_cache:found", "status:pending"}
     assert memory.retrieve(step_tags(cache_step("pending"))) == [skip, pending]

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from ralph_mini import memory as memory_module
-from ralph_mini.memory import FakeClock, Memory, MemoryFile, MemoryFileError
+from ralph_mini import memory_file as memory_module
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory import Memory
+from ralph_mini.memory_file import MemoryFile, MemoryFileError
 
 STEP = 20  # experiences added per save by the killed writer
 KILLS = 20

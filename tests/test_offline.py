@@ -5,8 +5,9 @@ import json
 
 from ralph_mini.model import count_tokens
 from ralph_mini.offline import Habits, OfflineModel
+from ralph_mini.order_words import SYSTEM_PROMPT
 from ralph_mini.react import build_system_prompt, run_react
-from ralph_mini.world import grade, make_suite
+from ralph_mini.suite import grade, make_suite
 
 SUITE = make_suite(n=50, seed=7)
 CORE = SUITE.world.tools(core_only=True)
@@ -16,7 +17,10 @@ ALL = SUITE.world.tools()
 def conversation(question, observations=(), lessons=()):
     """A hand-written conversation: (tool, observation) pairs as if earlier turns had happened."""
     messages = [
-        {"role": "system", "content": build_system_prompt("2025-03-10 12:00", lessons)},
+        {
+            "role": "system",
+            "content": build_system_prompt(SYSTEM_PROMPT.format(now="2025-03-10 12:00"), lessons),
+        },
         {"role": "user", "content": question},
     ]
     for i, (tool, text) in enumerate(observations, 1):
@@ -136,7 +140,7 @@ def test_no_order_id_gives_up_cleanly():
 
 
 def test_model_from_env_timeout_and_retries():
-    from ralph_mini.offline import model_from_env
+    from ralph_mini.backends import model_from_env
 
     env = {
         "RALPH_MODEL": "m",

@@ -21,10 +21,11 @@ from openai_stub import (
     tool_call,
 )
 
+from ralph_mini.backends import model_from_env
 from ralph_mini.model import ModelError, ModelReply, OpenAIModel, ToolCall, Usage, reply_from_openai
-from ralph_mini.offline import OfflineModel, model_from_env
+from ralph_mini.offline import OfflineModel
 from ralph_mini.react import build_system_prompt, run_react
-from ralph_mini.world import grade, make_suite
+from ralph_mini.suite import grade, make_suite
 
 KEY = "sk-test-" + "a1B2c3D4e5" * 4  # shaped like a real key, so a leak would be easy to spot
 SUITE = make_suite(n=4, seed=7)  # demo orders first: T001 asks about A123, paid and cached
@@ -32,7 +33,7 @@ A123 = SUITE.tasks[0]
 TOOLS = SUITE.world.tools(core_only=True)
 SCHEMAS = [t.schema() for t in TOOLS]
 MESSAGES = [
-    {"role": "system", "content": build_system_prompt(A123.now)},
+    {"role": "system", "content": build_system_prompt(A123.system_prompt)},
     {"role": "user", "content": A123.question},
 ]
 CACHE_CALL = tool_call("query_local_cache", '{"order_id": "A123"}', "call_abc")

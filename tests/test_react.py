@@ -7,11 +7,13 @@ from fakes import ScriptedModel
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ralph_mini.hardening import parse_final_answer
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
-from ralph_mini.react import build_system_prompt, parse_final_answer, run_react
+from ralph_mini.order_words import SYSTEM_PROMPT
+from ralph_mini.react import build_system_prompt, run_react
+from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import tool
-from ralph_mini.world import grade, make_suite
 
 SUITE = make_suite(n=50, seed=7)
 TASK = SUITE.tasks[0]  # A123, paid, cached
@@ -130,12 +132,14 @@ def test_max_steps_bounds_every_run():
 
 
 def test_lessons_go_into_the_system_prompt():
-    prompt = build_system_prompt("2025-03-10 12:00", ["when any task: start with query_local_cache"])
+    prompt = build_system_prompt(
+        SYSTEM_PROMPT.format(now="2025-03-10 12:00"), ["when any task: start with query_local_cache"]
+    )
     assert "Current time: 2025-03-10 12:00." in prompt
     assert prompt.endswith(
         "Lessons from earlier runs (follow them):\n- when any task: start with query_local_cache"
     )
-    assert "Lessons" not in build_system_prompt("2025-03-10 12:00")
+    assert "Lessons" not in build_system_prompt(SYSTEM_PROMPT.format(now="2025-03-10 12:00"))
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from ralph_mini.reflect import (
     reflect,
     validate_reflection,
 )
-from ralph_mini.world import make_suite
+from ralph_mini.suite import grade, make_suite
 
 SUITE = make_suite(n=50, seed=7)
 TOOLS = SUITE.world.tools()
@@ -38,7 +38,8 @@ AVOID:
 def log_text(*indexes):
     traces = [run_react(SUITE.tasks[i], MODEL, TOOLS) for i in indexes]
     return "\n\n".join(
-        format_for_reflection(*log_run(t, f"R{i}")) for i, t in zip(indexes, traces, strict=True)
+        format_for_reflection(*log_run(t, f"R{i}", grade(t.task, t.answer).correct))
+        for i, t in zip(indexes, traces, strict=True)
     )
 
 

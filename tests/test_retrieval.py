@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_mini.memory import FakeClock, Memory
+from ralph_mini.clock import FakeClock
+from ralph_mini.embed import HashingEmbedder
+from ralph_mini.memory import Memory
 from ralph_mini.retrieval import (
-    HashingEmbedder,
     Retriever,
     VectorIndex,
     build_labelled_memory,
@@ -152,7 +153,7 @@ def test_openai_embedder_through_the_sdk_offline():
     import httpx
     import openai
 
-    from ralph_mini.retrieval import OpenAIEmbedder
+    from ralph_mini.embed import OpenAIEmbedder
 
     seen = []
 
@@ -185,7 +186,7 @@ def test_sentence_transformer_embedder_says_how_to_install():
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
-        from ralph_mini.retrieval import SentenceTransformerEmbedder
+        from ralph_mini.embed import SentenceTransformerEmbedder
 
         with pytest.raises(ImportError, match="pip install -r requirements-embeddings.txt"):
             SentenceTransformerEmbedder()
@@ -197,7 +198,7 @@ def test_minilm_maps_meaning_when_installed():
     pytest.importorskip(
         "sentence_transformers", reason="optional: pip install -r requirements-embeddings.txt"
     )
-    from ralph_mini.retrieval import SentenceTransformerEmbedder
+    from ralph_mini.embed import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     a, b, c = embedder.embed(

@@ -22,8 +22,8 @@ from ralph_mini.cassette import RecordingModel
 from ralph_mini.log import append_run, format_for_reflection, log_run
 from ralph_mini.model import ModelError, OpenAIModel
 from ralph_mini.react import run_react
+from ralph_mini.suite import grade, make_suite
 from ralph_mini.widgets import TraceStepper, trace_html, trace_text
-from ralph_mini.world import make_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-" + "Zq8xV2mN4pL7rT1wY6bC" * 2  # the shape of a real key: a leak would match the scanner
@@ -107,7 +107,7 @@ def run_artifacts(stub, tmp_path: Path) -> dict[str, str]:
     assert trace.stop_reason == "answered"  # a real run, not an early failure
     assert stub.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the key was really used
 
-    records, summary = log_run(trace, "run-1")
+    records, summary = log_run(trace, "run-1", grade(trace.task, trace.answer).correct)
     append_run(tmp_path / "session.jsonl", records, summary)
     (tmp_path / "messages.json").write_text(json.dumps(trace.messages, ensure_ascii=False))
     stepper = TraceStepper(trace)

@@ -23,14 +23,10 @@ from hypothesis import strategies as st  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
 from ralph_mini import OfflineModel, Step, Trace, make_suite, run_react  # noqa: E402
-from ralph_mini.memory import (  # noqa: E402
-    Experience,
-    FakeClock,
-    Memory,
-    MemoryConfig,
-    decay_factor,
-    journal,
-)
+from ralph_mini.clock import FakeClock  # noqa: E402
+from ralph_mini.log import run_tags  # noqa: E402
+from ralph_mini.memory import Experience, Memory, MemoryConfig, decay_factor  # noqa: E402
+from ralph_mini.memory_file import journal  # noqa: E402
 from ralph_mini.widgets import (  # noqa: E402
     WRONG_STYLE,
     MemoryInspector,
@@ -255,7 +251,7 @@ def learned_memory() -> Memory:
         memory.propose(SKIP_DB, task_id=task, run_id=f"R{task}")
     [skip] = memory.experiences.values()
     memory.record_hits([skip])
-    memory.record_outcome([skip], [cache_hit()], correct=True)
+    memory.record_outcome([skip], run_tags([cache_hit()]), correct=True)
     memory.clock.advance(days=10)
     for task in ("T3", "T4"):
         memory.propose(PENDING, task_id=task, run_id=f"R{task}")
@@ -264,7 +260,7 @@ def learned_memory() -> Memory:
     bad = next(e for e in memory.experiences.values() if e.rule == BAD)
     cache_miss = Step(1, None, "query_local_cache", "{}", "not_found", "not_found: not in the cache")
     for _ in range(2):
-        memory.record_outcome([bad], [cache_miss], correct=False)
+        memory.record_outcome([bad], run_tags([cache_miss]), correct=False)
     memory.clock.advance(days=7)
     return memory
 

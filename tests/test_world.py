@@ -4,8 +4,9 @@ from collections import Counter
 
 import pytest
 
+from ralph_mini.order_words import LOOKUP_TOOLS
+from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import NotFound
-from ralph_mini.world import CORE_TOOLS, grade, make_suite
 
 
 @pytest.fixture
@@ -34,11 +35,11 @@ def test_demo_data_from_the_article(suite):
 
 def test_latencies_fast_to_slow(suite):
     tools = tools_by_name(suite)
-    assert [tools[name].latency_s for name in CORE_TOOLS] == [0.05, 0.8, 6.0]
+    assert [tools[name].latency_s for name in LOOKUP_TOOLS] == [0.05, 0.8, 6.0]
 
 
 def test_core_only_hides_extended_tools(suite):
-    assert [t.name for t in suite.world.tools(core_only=True)] == list(CORE_TOOLS)
+    assert [t.name for t in suite.world.tools(core_only=True)] == list(LOOKUP_TOOLS)
     assert len(suite.world.tools()) == 9
 
 

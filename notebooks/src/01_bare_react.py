@@ -26,7 +26,7 @@ import json
 import pandas as pd
 
 from ralph_mini import make_suite, model_from_env, run_react, tool
-from ralph_mini.bench import by_kind, record, run_suite, summarize
+from ralph_mini.measure import by_kind, record, run_suite, summarize
 from ralph_mini.widgets import plot_calls_per_task, progress, show_trace
 
 model = model_from_env()  # OfflineModel unless RALPH_MODEL is set

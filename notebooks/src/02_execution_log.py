@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ralph_mini import make_suite, model_from_env
-from ralph_mini.bench import run_suite
-from ralph_mini.log import append_run, as_rows, load_log, log_run
+from ralph_mini import grade, make_suite, model_from_env
+from ralph_mini.log import append_run, load_log, log_run, step_rows
+from ralph_mini.measure import run_suite
 from ralph_mini.widgets import progress
 
 model = model_from_env()
@@ -35,7 +35,7 @@ log_path = Path("runs/session-02.jsonl")
 log_path.unlink(missing_ok=True)
 traces = run_suite(suite.tasks, model, tools, progress=progress)
 for number, trace in enumerate(traces, 1):
-    append_run(log_path, *log_run(trace, run_id=f"R{number:03d}"))
+    append_run(log_path, *log_run(trace, f"R{number:03d}", grade(trace.task, trace.answer).correct))
 lines = log_path.read_text().splitlines()
 print(f"{len(lines)} lines in {log_path}; the first two:\n")
 print("\n".join(lines[:2]))
@@ -45,7 +45,7 @@ print("\n".join(lines[:2]))
 
 # %%
 records, runs = load_log(log_path)
-steps = pd.DataFrame(as_rows(records))
+steps = pd.DataFrame(step_rows(records))
 print(f"{len(records)} steps in {len(runs)} runs")
 steps[steps.run_id == "R002"]
 

@@ -16,9 +16,9 @@
 # that a real model reads as a plain sentence and the offline model can parse.
 
 # %%
-from ralph_mini import make_suite, model_from_env, run_react
-from ralph_mini.bench import record, run_suite, summarize
+from ralph_mini import grade, make_suite, model_from_env, run_react
 from ralph_mini.log import format_for_reflection, log_run
+from ralph_mini.measure import record, run_suite, summarize
 from ralph_mini.reflect import ask_untemplated, quick_review, reflect, validate_reflection
 
 model = model_from_env()
@@ -56,7 +56,7 @@ validate_reflection(advice)
 # Now the compact log: one line per step, then the result. This is everything the reflector reads:
 
 # %%
-log_text = format_for_reflection(*log_run(wasteful, run_id="R002"))
+log_text = format_for_reflection(*log_run(wasteful, "R002", grade(task, wasteful.answer).correct))
 print(log_text)
 
 # %%

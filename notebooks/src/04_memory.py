@@ -28,9 +28,11 @@
 import pandas as pd
 
 from ralph_mini import make_suite, model_from_env
-from ralph_mini.bench import record, run_suite, summarize
+from ralph_mini.clock import FakeClock
 from ralph_mini.loop import run_loop
-from ralph_mini.memory import FakeClock, Memory, MemoryConfig, MemoryFile, decay_factor, journal
+from ralph_mini.measure import record, run_suite, summarize
+from ralph_mini.memory import Memory, MemoryConfig, decay_factor
+from ralph_mini.memory_file import MemoryFile, journal
 from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve, progress
 
 model = model_from_env()

@@ -14,10 +14,10 @@
 # %%
 import pandas as pd
 
-from ralph_mini.bench import retrieval_speed
-from ralph_mini.memory import FakeClock, Memory
+from ralph_mini.clock import FakeClock
+from ralph_mini.embed import HashingEmbedder
+from ralph_mini.memory import Memory
 from ralph_mini.retrieval import (
-    HashingEmbedder,
     Retriever,
     build_labelled_memory,
     experience_text,
@@ -27,6 +27,7 @@ from ralph_mini.retrieval import (
     load_labelled_set,
     select_within_budget,
 )
+from ralph_mini.vector_speed import retrieval_speed
 
 labelled = load_labelled_set()
 memory = Memory(FakeClock())

@@ -24,9 +24,10 @@ import inspect
 import pandas as pd
 
 from ralph_mini import make_suite, model_from_env
-from ralph_mini.bench import ABLATIONS, BARE, RALPH, SEED_ARTICLE, run_agent, windows
+from ralph_mini.bench import ABLATIONS, BARE, RALPH, SEED_ARTICLE, run_agent
 from ralph_mini.loop import LoopConfig, run_task
-from ralph_mini.memory import journal
+from ralph_mini.measure import windows
+from ralph_mini.memory_file import journal
 from ralph_mini.widgets import plot_learning_curve, progress, show_trace
 
 print(inspect.getsource(run_task))

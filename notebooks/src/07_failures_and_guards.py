@@ -30,8 +30,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ralph_mini import make_suite, model_from_env, run_react
-from ralph_mini.memory import FakeClock, Memory, MemoryConfig, MemoryFile, MemoryFileError
+from ralph_mini import grade, make_suite, model_from_env, run_react
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory import Memory, MemoryConfig
+from ralph_mini.memory_file import MemoryFile, MemoryFileError
 from ralph_mini.model import ModelError, ModelReply, OpenAIModel, ToolCall
 
 model = model_from_env()
@@ -257,9 +259,9 @@ pd.DataFrame(
 # observation, and what the compact log keeps for the reflector:
 
 # %%
+from ralph_mini.hardening import MAX_OBSERVATION_CHARS
 from ralph_mini.log import compact_observation
 from ralph_mini.model import count_tokens
-from ralph_mini.react import MAX_OBSERVATION_CHARS
 from ralph_mini.tools import compress_observation
 
 record = {"status": "paid", "amount": 99.5, "paid_at": "2025-03-10 09:13"}
@@ -336,7 +338,7 @@ print(*validate_reflection(FILLED_WITH_NOTHING), sep="\n")
 # memory (in the loop, the note is `no write: ...`).
 
 # %%
-log_text = format_for_reflection(*log_run(wasteful, "R1"))
+log_text = format_for_reflection(*log_run(wasteful, "R1", grade(wasteful.task, wasteful.answer).correct))
 stubborn = reflect(log_text, Scripted(ModelReply(advice), ModelReply(FILLED_WITH_NOTHING)), tools)
 print("ok:", stubborn.ok, "| rounds:", stubborn.rounds, "| rules:", stubborn.rules)
 print(stubborn.reason[:300], "...")
@@ -435,7 +437,7 @@ def save_after_task(memory: Memory) -> None:
 
 
 results = run_loop(poisoned_suite.tasks, model, poisoned_tools, memory, between_tasks=save_after_task)
-print(reflection_text(results[1].trace, "R002"))
+print(reflection_text(results[1].trace, "R002", results[1].correct))
 
 # %% [markdown]
 # What reached memory, and whether anything of the poison is in the file:
@@ -596,11 +598,12 @@ faults.append(
 WRITER = """
 import json, os, sys, time
 from dataclasses import asdict
-from ralph_mini import memory as m
+from ralph_mini import memory_file as m
+from ralph_mini.clock import FakeClock
 
 path, how = sys.argv[1], sys.argv[2]
 store = m.MemoryFile(path)
-memory = store.load(m.FakeClock())
+memory = store.load(FakeClock())
 memory.propose("when status is paid: answer", task_id="T99", run_id="R99")
 
 def half_then_wait(data, file, **options):  # write half the bytes, flush them to disk, wait
@@ -687,7 +690,8 @@ print("update:", [e.rule for e in shared.load(clock).experiences.values()])
 # %%
 ADDER = """
 import sys, time
-from ralph_mini.memory import FakeClock, MemoryFile
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory_file import MemoryFile
 path, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
 store = MemoryFile(path)
 while time.time() < start:

@@ -22,15 +22,16 @@ import openai
 import pandas as pd
 
 from ralph_mini import FakeClock, Memory, OfflineModel, OpenAIModel, make_suite, model_from_env, run_loop
+from ralph_mini.backends import BACKENDS, check_backend, describe_backend
 from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.cassette import read_cassette
 from ralph_mini.json_tools import EXAMPLE, fold_messages
-from ralph_mini.local import BACKENDS, check_backend, describe_backend, local_session
+from ralph_mini.local_session import local_session
 from ralph_mini.loop import reflection_text
 from ralph_mini.model import ModelError
 from ralph_mini.react import build_system_prompt, run_react
 from ralph_mini.reflect import quick_review, reflect
-from ralph_mini.world import grade
+from ralph_mini.suite import grade
 
 # %% [markdown]
 # ## Which backend is active, and does it answer?
@@ -128,7 +129,7 @@ print(
 
 # %%
 messages = [
-    {"role": "system", "content": build_system_prompt(tasks[0].now)},
+    {"role": "system", "content": build_system_prompt(tasks[0].system_prompt)},
     {"role": "user", "content": tasks[0].question},
 ]
 folded = fold_messages(messages, schemas, EXAMPLE)
@@ -262,7 +263,7 @@ print(
 offline = OfflineModel()
 offline_react = [run_react(task, offline, tools) for task in tasks]
 wasteful = [t for t in offline_react if quick_review(t).redundant_calls][:3]
-logs = [reflection_text(t, f"R{n:03d}") for n, t in enumerate(wasteful, 1)]
+logs = [reflection_text(t, f"R{n:03d}", grade(t.task, t.answer).correct) for n, t in enumerate(wasteful, 1)]
 print(logs[0])
 
 # %%

@@ -1,0 +1,77 @@
+"""The order desk's words: tool names, statuses, id formats, question templates and prompt text (notebook 01).
+
+Why one module: the agent loop, the reflector, memory's guards and the exercises are *generic*; the
+shop is not. Everything that spells the shop (a tool name, a status, what an order id looks like, how
+a customer asks) lives here, and every other module reads it from here. So a student sees at a glance
+what is "the shop" and what is "the agent", and a new world (or a renamed tool) is one new module of
+words plus its tools, not an edit in five files.
+
+Left out on purpose: the data (orders, latencies, the settlement lag) and the tools' code, which are
+in ``world.py`` and ``order_tools.py``; this module holds words only and imports nothing.
+"""
+
+# --- tools ---------------------------------------------------------------------------------------
+CACHE = "query_local_cache"  # fast local cache of recent orders (0.05 s)
+DATABASE = "query_database"  # the shop's order database (0.8 s)
+PAYMENT = "query_payment_api"  # the third-party payment provider (6 s)
+SHIPPING = "get_shipping_status"
+HISTORY = "get_order_history"
+DOCS = "search_docs"
+CALCULATOR = "calculator"
+EMAIL = "send_email"
+REFUND = "refund_order"
+
+LOOKUP_TOOLS = (CACHE, DATABASE, PAYMENT)  # the three read-only lookups an order-status answer needs
+EXTENDED_TOOLS = (SHIPPING, HISTORY, DOCS, CALCULATOR, EMAIL, REFUND)  # listed, never needed for status
+READ_ONLY_TOOLS = (*LOOKUP_TOOLS, SHIPPING, HISTORY, DOCS, CALCULATOR)
+WRITING_TOOLS = (EMAIL, REFUND)  # they change the world: a lesson must never steer the agent to them
+
+# --- answers -------------------------------------------------------------------------------------
+STATUSES = ("paid", "pending", "refunded", "payment_failed", "not_found")
+ANSWER_FIELDS = ("order_id", "status", "amount", "paid_at", "txn_id")
+# Field names a useful reflection item mentions (the reflector's "is it specific?" check).
+FIELD_WORDS = ("status", "amount", "paid_at", "created_at", "txn_id", "payment_status", "order id")
+
+# --- what names one instance (never allowed in a lesson) ----------------------------------------------
+ORDER_ID_PATTERN = r"\b[A-Z]\d{3}\b"  # A123
+INSTANCE_PATTERNS = {
+    "order id": ORDER_ID_PATTERN,
+    "customer": r"\bCUST-\d+\b",
+    "transaction": r"\bTXN-\d+\b",
+    "amount": r"\b\d+\.\d+\b",
+    "date": r"\b\d{4}-\d\d-\d\d\b",
+}
+
+# --- how customers ask ---------------------------------------------------------------------------
+QUESTIONS = (
+    "What is the status of order {id}?",
+    "Has order {id} been paid? Please give the status and the amount.",
+    "A customer asks about order {id}: what is its payment status?",
+    "Check order {id} and report its status and amount.",
+    "Where does payment for order {id} stand?",
+)
+
+# --- the agent's prompt --------------------------------------------------------------------------
+SYSTEM_PROMPT = """You are an order-status assistant for an online shop.
+Current time: {now}.
+
+Answer the user's question about one order. Use the tools, one call at a time, and read each result.
+Statuses are: paid, pending, refunded, payment_failed, not_found. If the payment provider reports
+payment_status=captured, the order is paid; declined means payment_failed.
+When you know the answer, reply without a tool call and end with one line:
+Final answer: {{"order_id": "...", "status": "...", "amount": 0.0, "paid_at": "...", "txn_id": "..."}}
+Leave out the fields you do not know."""
+
+# The final-answer line above, as a JSON schema (for models that fill a schema, json_tools.py).
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "order_id": {"type": "string"},
+        "status": {"enum": list(STATUSES)},
+        "amount": {"type": "number"},
+        "paid_at": {"type": "string"},
+        "txn_id": {"type": "string"},
+    },
+    "required": ["order_id", "status"],
+    "additionalProperties": False,
+}
