@@ -2,15 +2,42 @@
 
 Each wrong answer is a mistake students really make (or a shortcut they try), written as they would
 write it; ``WRONG`` pairs it with the words the checker's message must contain, so a test fails when
-a message stops naming the problem.
+a message stops naming the problem. The answers to exercises 1 and 2 are here, those to exercises 3 to 5
+(the lessons: validate, decay, inject) in tests/wrong_lessons.py.
 """
 
-import math
-import re
+from wrong_lessons import (
+    select_ascending,
+    select_global_counter,
+    select_ignores_budget,
+    select_ignores_max_items,
+    select_returns_pairs,
+    select_sorts_in_place,
+    select_stops_at_first_misfit,
+    select_strictly_under_budget,
+    select_ties_by_text,
+    validate_case_sensitive_vocabulary,
+    validate_exact_headings,
+    validate_free_text,
+    validate_ignores_order,
+    validate_no_customer_ids,
+    validate_no_rule_parsing,
+    validate_none_is_an_item,
+    validate_out_of_order_per_pair,
+    validate_sorts_to_compare,
+    validate_words_off_by_one,
+    weight_expires_at_boundary,
+    weight_forgets_stale,
+    weight_hardcoded_settings,
+    weight_ignores_confidence,
+    weight_natural_exp,
+    weight_never_expires,
+    weight_stale_at_boundary,
+)
 
 from ralph_mini.exercise import LOYALTY_POINTS
 from ralph_mini.model import count_tokens as kit_count_tokens
-from ralph_mini.rules import RuleSyntaxError, parse_rule
+from ralph_mini.react import WRONG_STATUSES
 from ralph_mini.tools import NotFound, tool
 
 # --- untouched starters: every shape of "not written yet" -------------------------------------------
@@ -36,8 +63,14 @@ def starter_raise_bare(text, max_words=30):
     raise NotImplementedError
 
 
-def half_written(confidence, days_since_hit, half_life_days=7.0, stale_after_days=14.0,
-                 stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
+def half_written(
+    confidence,
+    days_since_hit,
+    half_life_days=7.0,
+    stale_after_days=14.0,
+    stale_factor=0.5,
+    expire_after_days=30.0,
+):
     weight = confidence * 0.5 ** (days_since_hit / half_life_days)
     raise NotImplementedError("stale and expiry: to do")
     return weight
@@ -154,8 +187,6 @@ def compress_as_json(data, max_fields):
 
 # --- exercise 2: max pitfall depth ----------------------------------------------------------------
 
-WRONG_STATUSES = ("error", "bad_args", "wrong_tool", "bad_reply")
-
 
 def stop_at_the_limit(statuses, max_pitfall_depth):
     wrong = sum(1 for s in statuses if s in WRONG_STATUSES)
@@ -206,212 +237,6 @@ def stop_returns_empty_string(statuses, max_pitfall_depth):
     return f"max_pitfall_depth: {wrong} wrong calls" if wrong > max_pitfall_depth else ""
 
 
-# --- exercise 3: the template validator -----------------------------------------------------------
-# ``make_validator`` builds a validator with one mistake switched on, so each wrong answer differs
-# from a correct one in exactly the place its name says.
-
-SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
-VOCAB = ("query_local_cache", "query_database", "query_payment_api", "get_shipping_status",
-         "get_order_history", "search_docs", "status", "amount", "paid_at", "created_at", "txn_id",
-         "payment_status", "order id", "order_id")  # fmt: skip
-
-
-def make_validator(mistake: str = ""):
-    ids = re.compile(r"\b[A-Z]\d{3}\b" if mistake == "no customer ids" else r"\b[A-Z]\d{3}\b|CUST-\d+")
-
-    def vague(item: str) -> bool:
-        if mistake == "case-sensitive vocabulary":  # 'Status' at the start of a sentence is missed
-            return not any(word in item for word in VOCAB)
-        return not any(word in item.lower() for word in VOCAB)
-
-    def validate(text: str, max_words: int = 30) -> list[str]:
-        order, items, problems = [], {}, []
-        for line in (raw.strip() for raw in text.splitlines()):
-            name = line.rstrip(":") if mistake == "exact headings" else line.rstrip(":").upper()
-            if line.endswith(":") and name in SECTIONS:
-                order.append(name)
-                items.setdefault(name, [])
-            elif line.startswith("- ") and order:
-                items[order[-1]].append(line[2:].strip())
-        problems += [f"missing section: {name}" for name in SECTIONS if name not in order]
-        if mistake != "ignores order" and order != [n for n in SECTIONS if n in order]:
-            problems.append("out of order: " + ", ".join(order))
-        problems += [f"empty section: {n}" for n in SECTIONS if n in items and not items[n]]
-        for name in SECTIONS:
-            for item in items.get(name, []):
-                if item.lower() == "none" and mistake != "none is an item":
-                    continue
-                words = len(item.split())
-                if words >= max_words if mistake == "words off by one" else words > max_words:
-                    problems.append(f"too long: {item!r}")
-                if vague(item):
-                    problems.append(f"vague: {item!r}")
-                if ids.search(item):
-                    problems.append(f"specific id: {item!r}")
-                if name == "REUSABLE RULES" and mistake != "no rule parsing":
-                    try:
-                        parse_rule(item)
-                    except RuleSyntaxError:
-                        problems.append(f"not a rule: {item!r}")
-        return problems
-
-    return validate
-
-
-validate_correct_copy = make_validator()
-validate_ignores_order = make_validator("ignores order")
-validate_none_is_an_item = make_validator("none is an item")
-validate_words_off_by_one = make_validator("words off by one")
-validate_case_sensitive_vocabulary = make_validator("case-sensitive vocabulary")
-validate_no_rule_parsing = make_validator("no rule parsing")
-validate_no_customer_ids = make_validator("no customer ids")
-validate_exact_headings = make_validator("exact headings")
-
-
-def validate_free_text(text, max_words=30):
-    """Finds the right problems but words them freely: the checker needs 'kind: details'."""
-    return [p.replace("missing section:", "section missing ->") for p in validate_correct_copy(text)]
-
-
-# --- exercise 4: decay and expiry -----------------------------------------------------------------
-
-
-def weight_natural_exp(confidence, days_since_hit, half_life_days=7.0, stale_after_days=14.0,
-                       stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    if days_since_hit > expire_after_days:
-        return 0.0
-    weight = confidence * math.exp(-days_since_hit / half_life_days)
-    return weight * stale_factor if days_since_hit > stale_after_days else weight
-
-
-def weight_forgets_stale(confidence, days_since_hit, half_life_days=7.0, stale_after_days=14.0,
-                         stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    if days_since_hit > expire_after_days:
-        return 0.0
-    return confidence * 0.5 ** (days_since_hit / half_life_days)
-
-
-def weight_stale_at_boundary(confidence, days_since_hit, half_life_days=7.0, stale_after_days=14.0,
-                             stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    if days_since_hit > expire_after_days:
-        return 0.0
-    weight = confidence * 0.5 ** (days_since_hit / half_life_days)
-    return weight * stale_factor if days_since_hit >= stale_after_days else weight
-
-
-def weight_expires_at_boundary(confidence, days_since_hit, half_life_days=7.0,
-                               stale_after_days=14.0, stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    if days_since_hit >= expire_after_days:
-        return 0.0
-    weight = confidence * 0.5 ** (days_since_hit / half_life_days)
-    return weight * stale_factor if days_since_hit > stale_after_days else weight
-
-
-def weight_never_expires(confidence, days_since_hit, half_life_days=7.0, stale_after_days=14.0,
-                         stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    weight = confidence * 0.5 ** (days_since_hit / half_life_days)
-    return weight * stale_factor if days_since_hit > stale_after_days else weight
-
-
-def weight_ignores_confidence(confidence, days_since_hit, half_life_days=7.0,
-                              stale_after_days=14.0, stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    if days_since_hit > expire_after_days:
-        return 0.0
-    weight = 0.5 ** (days_since_hit / half_life_days)
-    return weight * stale_factor if days_since_hit > stale_after_days else weight
-
-
-def weight_hardcoded_settings(confidence, days_since_hit, half_life_days=7.0,
-                              stale_after_days=14.0, stale_factor=0.5, expire_after_days=30.0):  # fmt: skip
-    if days_since_hit > 30:
-        return 0.0
-    weight = confidence * 0.5 ** (days_since_hit / 7)
-    return weight * 0.5 if days_since_hit > 14 else weight
-
-
-# --- exercise 5: budgeted injection ---------------------------------------------------------------
-
-
-def select_stops_at_first_misfit(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    chosen, left = [], budget_tokens
-    for lesson, _ in sorted(candidates, key=lambda pair: -pair[1]):
-        if len(chosen) == max_items or count_tokens(lesson) > left:
-            break
-        chosen.append(lesson)
-        left -= count_tokens(lesson)
-    return chosen
-
-
-def select_ignores_max_items(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    chosen, left = [], budget_tokens
-    for lesson, _ in sorted(candidates, key=lambda pair: -pair[1]):
-        if count_tokens(lesson) <= left:
-            chosen.append(lesson)
-            left -= count_tokens(lesson)
-    return chosen
-
-
-def select_ignores_budget(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    ranked = sorted(candidates, key=lambda pair: -pair[1])
-    return [lesson for lesson, _ in ranked[:max_items]]
-
-
-def select_ascending(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    chosen, left = [], budget_tokens
-    for lesson, _ in sorted(candidates, key=lambda pair: pair[1]):
-        if len(chosen) < max_items and count_tokens(lesson) <= left:
-            chosen.append(lesson)
-            left -= count_tokens(lesson)
-    return chosen
-
-
-def select_ties_by_text(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    chosen, left = [], budget_tokens
-    for lesson, _ in sorted(candidates, key=lambda pair: (pair[1], pair[0]), reverse=True):
-        if len(chosen) < max_items and count_tokens(lesson) <= left:
-            chosen.append(lesson)
-            left -= count_tokens(lesson)
-    return chosen
-
-
-def select_global_counter(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    chosen, left = [], budget_tokens
-    for lesson, _ in sorted(candidates, key=lambda pair: -pair[1]):
-        if len(chosen) < max_items and kit_count_tokens(lesson) <= left:
-            chosen.append(lesson)
-            left -= kit_count_tokens(lesson)
-    return chosen
-
-
-def select_sorts_in_place(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    candidates.sort(key=lambda pair: -pair[1])
-    chosen, left = [], budget_tokens
-    for lesson, _ in candidates:
-        if len(chosen) < max_items and count_tokens(lesson) <= left:
-            chosen.append(lesson)
-            left -= count_tokens(lesson)
-    return chosen
-
-
-def select_returns_pairs(candidates, budget_tokens, max_items=3, count_tokens=kit_count_tokens):
-    chosen, left = [], budget_tokens
-    for pair in sorted(candidates, key=lambda pair: -pair[1]):
-        if len(chosen) < max_items and count_tokens(pair[0]) <= left:
-            chosen.append(pair)
-            left -= count_tokens(pair[0])
-    return chosen
-
-
-def select_strictly_under_budget(candidates, budget_tokens, max_items=3,
-                                 count_tokens=kit_count_tokens):  # fmt: skip
-    chosen, left = [], budget_tokens
-    for lesson, _ in sorted(candidates, key=lambda pair: -pair[1]):
-        if len(chosen) < max_items and count_tokens(lesson) < left:
-            chosen.append(lesson)
-            left -= count_tokens(lesson)
-    return chosen
-
-
 # (exercise, wrong answer, words its message must contain)
 WRONG = [
     ("ex1a", query_loyalty_points, ["plain function", "@tool"]),
@@ -441,6 +266,8 @@ WRONG = [
     ("ex3", validate_no_rule_parsing, ["rule outside the grammar", "'not a rule'"]),
     ("ex3", validate_no_customer_ids, ["specific order id", "reported 1 'specific id'"]),
     ("ex3", validate_exact_headings, ["headings in title case", "'missing section' problem, but"]),
+    ("ex3", validate_out_of_order_per_pair, ["reverse order", "reported 3 'out of order' problems", "once"]),
+    ("ex3", validate_sorts_to_compare, ["a heading twice", "did not report a 'out of order' problem"]),
     ("ex3", validate_free_text, ["does not start with one of the kinds"]),
     ("ex4", weight_natural_exp, ["e ** (-days / half_life)", "0.5"]),
     ("ex4", weight_forgets_stale, ["days_since_hit=14.5", "stale_factor=0.5"]),

@@ -19,8 +19,14 @@ import re
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
-TOOLS = ("query_local_cache", "query_database", "query_payment_api", "get_shipping_status",
-         "get_order_history", "search_docs")  # fmt: skip
+TOOLS = (
+    "query_local_cache",
+    "query_database",
+    "query_payment_api",
+    "get_shipping_status",
+    "get_order_history",
+    "search_docs",
+)
 FIELDS = ("status", "amount", "paid_at", "created_at", "txn_id", "payment_status", "order id", "order_id")
 VOCAB = TOOLS + FIELDS  # an item must contain one of these (lower case, anywhere in the item)
 ID_RE = re.compile(r"\b[A-Z]\d{3}\b|CUST-\d+")  # one specific order or customer

@@ -1,0 +1,165 @@
+"""Exercise 3 (exercises/ex03_template_validator.ipynb): the reflector's template validator.
+
+``validate_reflection(text, max_words=30)`` returns the problems of a reflection as 'kind: details'
+strings (spec in the notebook and in exercises/solutions/ex03_template_validator.py). The checker
+compares the *kinds* and how often each occurs, and wants the section's name where the spec says so;
+the details are the student's to word. Each case below is a reflection and the problems it has.
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.reflect import SECTIONS
+
+# The order desk's tools, as the case texts below spell them (one place to rename them).
+CACHE = "query_local_cache"
+DATABASE = "query_database"
+PAYMENT_API = "query_payment_api"
+ORDER_HISTORY = "get_order_history"
+
+PROBLEM_KINDS = (
+    "missing section",
+    "out of order",
+    "empty section",
+    "too long",
+    "vague",
+    "specific id",
+    "not a rule",
+)
+
+GOOD_REFLECTION = f"""EFFECTIVE STEPS:
+- {CACHE} answered with status and amount in one call
+INEFFECTIVE STEPS:
+- {DATABASE} repeated what the cache had already said
+REUSABLE RULES:
+- when {CACHE} finds the order: answer; skip {DATABASE}
+AVOID:
+- calling {PAYMENT_API} for a pending order younger than 30 min"""
+
+RULE = f"- when {CACHE} finds the order: answer; skip {DATABASE}"
+EFFECTIVE = f"- {CACHE} answered with status and amount"
+NONE = "- none"
+
+
+def _reflection(
+    effective: str, ineffective: str, rules: str, avoid: str, order: Sequence[str] = SECTIONS
+) -> str:
+    """The four sections' items under their headings, the headings written in ``order``."""
+    items = dict(zip(SECTIONS, (effective, ineffective, rules, avoid), strict=True))
+    return "\n".join(f"{name}:\n{items[name]}" for name in order)
+
+
+def _validate_judge(text: str, expected: list[tuple[str, str]]) -> Judge:
+    """``expected``: (kind, word the problem must contain) pairs, in any order."""
+
+    def judge(returned: Any) -> str | None:
+        show = f"\n{text}\n"
+        if not isinstance(returned, list) or not all(isinstance(p, str) for p in returned):
+            return f"you returned {short_repr(returned)}; expected a list of problem strings"
+        kinds = [p.split(":", 1)[0].strip().lower() for p in returned]
+        unknown = [p for p, k in zip(returned, kinds, strict=True) if k not in PROBLEM_KINDS]
+        if unknown:
+            return (
+                f"the problem {unknown[0]!r} does not start with one of the kinds "
+                f"{', '.join(PROBLEM_KINDS)} and a colon"
+            )
+        have, need = Counter(kinds), Counter(kind for kind, _ in expected)
+        for kind in PROBLEM_KINDS:
+            if have[kind] != need[kind]:
+                return f"{_miscount(kind, have[kind], need[kind])}.{show}Your problems: {returned}"
+        for kind, word in expected:
+            if word and not any(k == kind and word in p for k, p in zip(kinds, returned, strict=True)):
+                return f"your {kind!r} problem should name {word!r}.{show}Your problems: {returned}"
+        return None
+
+    return judge
+
+
+def _miscount(kind: str, have: int, need: int) -> str:
+    if not have:
+        return f"you did not report a {kind!r} problem"
+    if not need:
+        return f"you reported a {kind!r} problem, but this reflection has none"
+    said = f"you reported {have} {kind!r} problems, but this reflection has {need}"
+    if kind == "out of order" and have > need:
+        said += " (report it once for the whole text, however many headings are out of place)"
+    return said
+
+
+def _example(label: str, text: str, *expected: str, max_words: int | None = None) -> Case:
+    """A case from a reflection and its problems, written 'kind' or 'kind: word it must name'."""
+    kwargs = {} if max_words is None else {"max_words": max_words}
+    shown = f"for {label}" + (f" (max_words={max_words})" if kwargs else "")
+    pairs = [(kind, word) for kind, _, word in (problem.partition(": ") for problem in expected)]
+    return Case(shown, args=(text,), kwargs=kwargs, judge=_validate_judge(text, pairs))
+
+
+def _validate_cases() -> list[Case]:
+    without_avoid = GOOD_REFLECTION.split("\nAVOID:")[0]
+    long_item = "- " + " ".join([DATABASE] + ["word"] * 30)  # 31 words
+    thirty = "- " + " ".join([DATABASE] + ["word"] * 29)  # exactly 30: fine
+    fields_only = (
+        "- compared the amount with paid_at",
+        "- re-read the order id",
+        RULE,
+        "- trusting a Status that is old",
+    )
+    off_grammar = f"- {CACHE} first, then answer"
+    with_ids = (f"- {CACHE} had A123 as paid", NONE, RULE, f"- asking {ORDER_HISTORY} about CUST-0042")
+    only_two = _reflection(EFFECTIVE, NONE, NONE, NONE, order=("EFFECTIVE STEPS", "AVOID"))
+    swapped = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "AVOID", "REUSABLE RULES")
+    backwards = _reflection(EFFECTIVE, NONE, RULE, NONE, order=SECTIONS[::-1])
+    avoid_twice = GOOD_REFLECTION + f"\nAVOID:\n- calling {DATABASE} twice"
+    title_case = GOOD_REFLECTION.replace("EFFECTIVE STEPS:", "Effective Steps:").replace(
+        "REUSABLE RULES:", "Reusable rules:"
+    )
+    star_bullet = GOOD_REFLECTION.replace(f"- {DATABASE} repeated", f"* {DATABASE} repeated")
+    return [
+        _example("the template's own example", GOOD_REFLECTION),
+        _example("sections that say '- none'", _reflection(EFFECTIVE, NONE, NONE, "- None")),
+        _example("no AVOID section", without_avoid, "missing section: AVOID"),
+        _example(
+            "only two sections",
+            only_two,
+            "missing section: INEFFECTIVE STEPS",
+            "missing section: REUSABLE RULES",
+        ),
+        _example("a vague item", _reflection("- be more careful next time", NONE, RULE, NONE), "vague"),
+        _example("fields but no tool", _reflection(*fields_only)),
+        _example("an item of 31 words", _reflection(long_item, NONE, RULE, NONE), "too long"),
+        _example("an item of exactly 30 words", _reflection(thirty, NONE, RULE, NONE)),
+        _example("a smaller max_words", GOOD_REFLECTION, "too long", "too long", max_words=8),
+        _example("a rule outside the grammar", _reflection(EFFECTIVE, NONE, off_grammar, NONE), "not a rule"),
+        _example("a vague rule", _reflection(EFFECTIVE, NONE, "- try harder", NONE), "vague", "not a rule"),
+        _example("a specific order id", _reflection(*with_ids), "specific id", "specific id"),
+        _example(
+            "sections out of order", _reflection(EFFECTIVE, NONE, RULE, NONE, order=swapped), "out of order"
+        ),
+        _example("headings in reverse order", backwards, "out of order"),
+        _example("a heading twice", avoid_twice, "out of order"),
+        _example("an empty section", without_avoid + "\nAVOID:", "empty section: AVOID"),
+        _example("a line before the first heading", "Here is my reflection.\n" + GOOD_REFLECTION),
+        _example("headings in title case", title_case),
+        _example("a bullet without '- '", star_bullet, "empty section: INEFFECTIVE STEPS"),
+    ]
+
+
+ex3 = Exercise(
+    name="ex3",
+    function_name="validate_reflection",
+    solution_file="ex03_template_validator.py",
+    cases=_validate_cases,
+    hints=(
+        "First split the text into sections: walk the stripped lines; a line ending in ':' whose "
+        "text before the colon, upper-cased, is in SECTIONS starts a section; a line starting with "
+        "'- ' is an item of the current one; ignore the rest. Then check the structure, then each item.",
+        "Structure: a name never seen -> 'missing section: NAME'; headings in the wrong order (or "
+        "twice) -> one 'out of order: ...'; a section with no items -> 'empty section: NAME'. Skip "
+        "items that are just 'none' in the item checks.",
+        "Per item: len(item.split()) > max_words -> 'too long'; no word of VOCAB in item.lower() -> "
+        "'vague'; ID_RE.search(item) -> 'specific id'; in REUSABLE RULES, parse_rule(item) raising "
+        "RuleSyntaxError -> 'not a rule'.",
+    ),
+)

@@ -1,0 +1,189 @@
+"""The exercise notebooks: one source for both versions, and what a student meets in a kernel.
+
+Instructors edit exercises/solutions/; exercises/make_student_version.py writes the student notebooks.
+These tests keep the two honest (the script reproduces the committed notebooks cell for cell, the solution
+cells match the .py modules, every check is green in the solved notebooks), and check the feedback a
+student sees when the cell that defines their function raises.
+"""
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from wrong_answers import starter_ellipsis, starter_tool
+
+from ralph_mini.exercise import ex1a, ex1b, ex2
+from ralph_mini.tools import tool
+
+EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
+SOLUTIONS = EXERCISES / "solutions"
+
+
+def load_script():
+    """exercises/make_student_version.py, imported by path: exercises/ is not a package on purpose."""
+    spec = importlib.util.spec_from_file_location(
+        "make_student_version", EXERCISES / "make_student_version.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_student_version = load_script()
+
+
+# --- a student's cell that raises while defining the function ------------------------------------
+
+BAD_TOOL_CELL = '''@tool
+def query_loyalty_points(customer_id) -> dict:
+    """Loyalty points and tier of one customer.
+
+    Args:
+        customer_id: The customer id, for example "CUST-0042".
+    """
+    return {}
+'''
+
+
+def run_cell(source: str, path: Path, namespace: dict) -> Exception:
+    """Run ``source`` as a notebook cell would (top-level code in a file of its own); return its error."""
+    path.write_text(source)
+    try:
+        exec(compile(source, str(path), "exec"), namespace)
+    except Exception as err:
+        return err
+    raise AssertionError("the cell was expected to raise")
+
+
+def test_an_error_in_the_cell_that_defines_the_function_is_shown(tmp_path, monkeypatch):
+    """@tool refused the student's function, so the name still holds the starter: show that error."""
+    error = run_cell(BAD_TOOL_CELL, tmp_path / "cell_3.py", {"tool": tool})
+    monkeypatch.setattr(sys, "last_value", error, raising=False)  # what IPython does with an uncaught error
+    result = ex1a.check(starter_tool)
+    assert not result.passed and result.attempted
+    assert result.message == (
+        "running the cell that defines query_loyalty_points raised ToolDefinitionError: parameter "
+        "'customer_id' of tool 'query_loyalty_points' has no type hint: add one of str, int, float, bool. "
+        "So query_loyalty_points is still the starter: fix that error, run the cell without errors, then "
+        "run this cell again"
+    )
+    assert not ex1b.check(starter_tool).attempted  # the error is about another function
+
+
+def test_a_syntax_error_in_the_defining_cell_is_shown(tmp_path, monkeypatch):
+    cell = tmp_path / "cell_5.py"
+    error = run_cell("def should_stop(statuses, max_pitfall_depth)\n    return None\n", cell, {})
+    monkeypatch.setattr(sys, "last_value", error, raising=False)
+    result = ex2.check(starter_ellipsis)
+    assert str(result).startswith("Incorrect: running the cell that defines should_stop raised SyntaxError")
+
+
+def test_an_unrelated_last_error_leaves_not_attempted(tmp_path, monkeypatch):
+    error = run_cell("total = 1 / 0\n", tmp_path / "cell_7.py", {})
+    monkeypatch.setattr(sys, "last_value", error, raising=False)
+    assert not ex1a.check(starter_tool).attempted
+    monkeypatch.setattr(sys, "last_value", None)
+    assert not ex1a.check(starter_tool).attempted
+
+
+def test_a_failed_tool_cell_in_a_kernel_shows_its_error_in_the_check_cell():
+    """End to end, as a student meets it: the starter ran, then the edited cell raised, then the check."""
+    student = nbformat.read(EXERCISES / "ex01_tool.ipynb", as_version=4)
+    cells = {cell.id: cell for cell in student.cells}
+    bad = nbformat.v4.new_code_cell(BAD_TOOL_CELL)
+    student.cells = [cells["cell-01"], cells["cell-03"], bad, cells["cell-04"]]
+    NotebookClient(
+        student, timeout=120, allow_errors=True, resources={"metadata": {"path": str(EXERCISES)}}
+    ).execute()
+    assert bad.outputs[0]["ename"] == "ToolDefinitionError"
+    assert text_of(student.cells[-1]).startswith(
+        "Incorrect: running the cell that defines query_loyalty_points raised ToolDefinitionError: "
+        "parameter 'customer_id' of tool 'query_loyalty_points' has no type hint"
+    )
+
+
+# --- one source: instructor notebooks, solution modules and student notebooks ----------------------
+
+
+def test_strip_solutions_keeps_indentation_and_uncomments_starters():
+    source = "def f(x):\n    '''Doc.'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
+    assert make_student_version.strip_solutions(source) == (
+        "def f(x):\n    '''Doc.'''\n    # YOUR CODE HERE\n    raise NotImplementedError()"
+    )
+    whole = "### BEGIN SOLUTION\n@tool\ndef g(): ...\n### STARTER\n# def g():\n#     pass\n### END SOLUTION"
+    assert make_student_version.strip_solutions(whole) == "def g():\n    pass"
+    unclosed, stray_end = "### BEGIN SOLUTION\nx = 1", "### END SOLUTION"
+    code_as_starter = "### BEGIN SOLUTION\n### STARTER\nx = 1\n### END SOLUTION"
+    for broken in (unclosed, stray_end, code_as_starter):
+        with pytest.raises(make_student_version.MarkerError):
+            make_student_version.strip_solutions(broken)
+
+
+def instructor_paths() -> list[Path]:
+    return make_student_version.instructor_notebooks(SOLUTIONS)
+
+
+def test_there_are_five_exercise_notebooks_in_both_versions():
+    names = [p.name for p in instructor_paths()]
+    stems = ["ex01_tool", "ex02_pitfall_depth", "ex03_template_validator", "ex04_decay", "ex05_budget"]
+    assert names == [f"{stem}.ipynb" for stem in stems]
+    assert sorted(p.name for p in EXERCISES.glob("ex*.ipynb")) == names
+
+
+@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+def test_the_script_reproduces_the_committed_student_notebook(path):
+    made = make_student_version.student_notebook(nbformat.read(path, as_version=4))
+    committed = nbformat.read(EXERCISES / path.name, as_version=4)
+    assert [(c.cell_type, c.source) for c in made.cells] == [(c.cell_type, c.source) for c in committed.cells]
+    sources = "\n".join(c.source for c in committed.cells)
+    assert "### BEGIN SOLUTION" not in sources and "# YOUR CODE HERE" in sources
+
+
+@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+def test_committed_student_notebook_shows_not_attempted(path):
+    committed = nbformat.read(EXERCISES / path.name, as_version=4)
+    checks = [c for c in committed.cells if c.cell_type == "code" and ".check(" in c.source]
+    assert checks and all(text_of(c).startswith("Not attempted yet: ") for c in checks)
+
+
+@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+def test_solution_cells_match_the_solution_module(path):
+    """The reference code lives twice (notebook and .py); this keeps the two the same."""
+    notebook = nbformat.read(path, as_version=4)
+    module = ast.parse((SOLUTIONS / f"{path.stem}.py").read_text())
+    in_module = {n.name: code_of(n) for n in module.body if isinstance(n, ast.FunctionDef)}
+    found = 0
+    for cell in notebook.cells:
+        if "### BEGIN SOLUTION" in cell.source:
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.FunctionDef):
+                    assert code_of(node) == in_module[node.name], node.name
+                    found += 1
+    assert found >= 1
+
+
+@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+def test_solved_notebook_runs_with_every_check_green(path):
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(SOLUTIONS)}}).execute()
+    checks = [c for c in notebook.cells if c.cell_type == "code" and ".check(" in c.source]
+    assert checks
+    for cell in checks:
+        assert text_of(cell).startswith("Correct: "), text_of(cell)
+
+
+def code_of(function: ast.FunctionDef) -> str:
+    """Decorators, signature and body, without the docstring (the notebook's is the starter's)."""
+    first = function.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        function.body = function.body[1:]
+    return ast.dump(function)
+
+
+def text_of(cell) -> str:
+    """The text/plain of a cell's result (what ``str(CheckResult)`` gives)."""
+    return "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
