@@ -126,7 +126,7 @@ def write_learning_curve(records: dict[str, list[RunRecord]], oracle: list[int],
     matplotlib.use("Agg")  # a file, no display
     from pathlib import Path
 
-    from ralph_mini.widgets import plot_learning_curve
+    from ralph_mini.widgets.plots import plot_learning_curve
 
     figure = plot_learning_curve(
         {name: [r.calls for r in recs] for name, recs in records.items()}, oracle=oracle

@@ -124,7 +124,7 @@ def saved_text(notebook: Path, prefix: str) -> str:
     """The first saved ``text/plain`` output of ``notebook`` that starts with ``prefix``.
 
     Why: the test checks the live run against what the committed lesson shows, not against numbers
-    of its own. ``saved_text(lesson, "TraceStepper(")`` -> ``"TraceStepper(task=T002, steps=4, position=1)"``
+    of its own. ``saved_text(lesson, "TraceStepper(")`` -> ``"TraceStepper(task=T002, steps=4, position=1)\\n..."``
     """
     for cell in nbformat.read(notebook, as_version=4).cells:
         for output in cell.get("outputs", []):

@@ -66,7 +66,7 @@ def lab(tmp_path):
 
 def test_lesson_01_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, lab, tmp_path):
     shutil.copyfile(LESSON, tmp_path / "root" / LESSON.name)
-    saved = saved_text(LESSON, "TraceStepper(")  # "TraceStepper(task=T002, steps=4, position=1)"
+    saved = saved_text(LESSON, "TraceStepper(")  # "TraceStepper(task=T002, steps=4, position=1)\n..."
     steps = int(re.search(r"steps=(\d+)", saved)[1])
     assert steps >= 2  # otherwise Next could not move
     base_url, token = lab
@@ -89,10 +89,12 @@ def test_lesson_01_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, 
             )
             position = page.locator(".ralph-position")
 
-            # As opened, before running anything: a fresh copy is untrusted, so Lab shows each saved
-            # widget's text/plain, the stepper's stable summary line, and no widget error.
-            saved_stepper = page.locator(".jp-OutputArea-output pre", has_text=saved)
+            # As opened, before running anything: a fresh copy is untrusted, so Lab renders no widget
+            # view but each widget's saved static twin (sanitized HTML): the stepper's first step card.
+            saved_stepper = page.locator(".ralph-saved-stepper")
             expect(saved_stepper).to_have_count(1, timeout=WAIT_MS)
+            expect(saved_stepper).to_contain_text(f"step 1 of {steps}")
+            expect(saved_stepper.locator("code.ralph-tool")).to_have_count(1)
             saved_stepper.scroll_into_view_if_needed()
             page.screenshot(path=str(tmp_path / "opened.png"))
             assert page.get_by_text("Error displaying widget").count() == 0

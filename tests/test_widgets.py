@@ -1,4 +1,4 @@
-"""Tests for ralph_mini.widgets: the views' contents, their stable reprs, and a real nbval run.
+"""Tests for ralph_mini.widgets: the views' contents, their saved twins, and a real nbval run.
 
 Widgets are driven from Python (``button.click()`` and slider values call the same handlers a
 browser would); the browser itself is tested in test_browser.py.
@@ -34,6 +34,7 @@ from ralph_mini.widgets import (  # noqa: E402
     TraceView,
     memory_rows,
     memory_table_html,
+    memory_table_text,
     plot_calls_per_task,
     plot_decay,
     plot_learning_curve,
@@ -41,9 +42,12 @@ from ralph_mini.widgets import (  # noqa: E402
     rolling_mean,
     show_trace,
     status_at,
+    step_text,
+    text_table,
     trace_html,
     trace_text,
 )
+from ralph_mini.widgets.progress_bar import bar_text  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -117,15 +121,37 @@ def test_stepper_moves_with_the_buttons_and_stops_at_the_ends(trace):
     assert stepper.position_label.value == "step 3 of 4"
 
 
-def test_stepper_text_plain_is_stable_and_the_widget_view_is_kept(trace):
+def test_stepper_saves_a_static_twin_of_its_step_next_to_the_widget_view(trace):
     stepper = TraceStepper(trace)
     assert repr(stepper) == "TraceStepper(task=T004, steps=4, position=1)"
     bundle = stepper._repr_mimebundle_()
-    assert bundle["text/plain"] == "TraceStepper(task=T004, steps=4, position=1)"
+    assert bundle["text/plain"] == (
+        "TraceStepper(task=T004, steps=4, position=1)\nstep 1 of 4\n" + step_text(trace.steps[0])
+    )
+    assert "  status       wrong_tool, a wrong call" in bundle["text/plain"]
+    page = bundle["text/html"]
+    assert page.startswith("<div class='ralph-saved-stepper'>") and "<b>step 1 of 4</b>" in page
+    assert stepper.step_view.value in page and "18.99 s virtual" in page  # the card, and the summary
     view = bundle["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] == stepper.widget.model_id
     stepper.next_button.click()
-    assert stepper._repr_mimebundle_()["text/plain"].endswith("position=2)")
+    moved = stepper._repr_mimebundle_()
+    assert moved["text/plain"].splitlines()[:2] == [
+        "TraceStepper(task=T004, steps=4, position=2)",
+        "step 2 of 4",
+    ]
+    assert "<code class='ralph-tool'>query_local_cache</code>" in moved["text/html"]
+    assert "18.99 s virtual" not in TraceStepper(trace, summary=False)._repr_mimebundle_()["text/html"]
+
+
+def test_step_text_lists_the_cards_fields(trace):
+    assert step_text(trace.steps[1]).splitlines() == [
+        f"  thought      {trace.steps[1].thought}",
+        f"  tool call    query_local_cache({trace.steps[1].arguments})",
+        f"  observation  {trace.steps[1].observation}",
+        "  status       ok",
+        f"  latency      tool 0.05 s, model {trace.steps[1].model_latency_s:.2f} s",
+    ]
 
 
 def test_stepper_on_a_run_without_steps(trace):
@@ -134,6 +160,7 @@ def test_stepper_on_a_run_without_steps(trace):
     assert stepper.previous_button.disabled and stepper.next_button.disabled
     assert "no tool calls" in stepper.step_view.value
     assert repr(stepper) == "TraceStepper(task=T004, steps=0, position=0)"
+    assert stepper._repr_mimebundle_()["text/plain"].endswith("\nno tool calls: the model answered at once")
 
 
 def test_show_trace_shows_the_table_then_the_stepper_and_the_summary_once(trace):
@@ -155,13 +182,20 @@ def test_show_trace_shows_the_table_then_the_stepper_and_the_summary_once(trace)
 
 def test_progress_is_a_tqdm_auto_bar_that_yields_everything():
     bar = progress(range(5), "runs")
-    assert isinstance(bar, tqdm)
+    assert isinstance(bar, tqdm)  # outside a kernel: tqdm.auto's text bar
     assert (bar.desc, bar.total) == ("runs", 5)
     assert list(bar) == [0, 1, 2, 3, 4]
     assert bar.n == 5
     generated = progress((i * i for i in range(3)), "squares", total=3)
     assert generated.total == 3 and list(generated) == [0, 1, 4]
     assert progress(["T001", "T002"]).desc == "tasks"  # fits run_suite(..., progress=progress)
+
+
+def test_bar_text_is_the_bar_at_its_end_without_timings():
+    assert bar_text("tasks", 50, 50) == "tasks: 100%|██████████| 50/50"
+    assert bar_text("bare ReAct", 3, 4) == "bare ReAct:  75%|███████▌  | 3/4, stopped"
+    assert bar_text("tasks", 37, None) == "tasks: 37 done"
+    assert bar_text("tasks", 0, 0) == "tasks: 0 done"
 
 
 # --- plots ---------------------------------------------------------------------------------------
@@ -219,6 +253,28 @@ def test_plot_decay_draws_the_memorys_own_decay_factor_and_marks_stale_and_expir
     assert [line.get_label() for line in default] == [
         "half-life 7 d", "stale after 14 d (x 0.5)", "expired after 30 d"
     ]  # fmt: skip
+
+
+def test_the_plots_module_loads_without_ipywidgets():
+    """``bench`` draws its learning curve from the command line: that must not pay for ipywidgets."""
+    code = (
+        "import sys; from ralph_mini.widgets.plots import plot_learning_curve; "
+        "print(sorted(m for m in ('ipywidgets', 'tqdm', 'IPython', 'matplotlib') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['matplotlib']"
+
+
+def test_the_package_exports_every_name_from_its_home_module():
+    import ralph_mini.widgets as package
+
+    for name in package.__all__:
+        home = __import__(f"ralph_mini.widgets.{package.HOMES[name]}", fromlist=[name])
+        assert getattr(package, name) is getattr(home, name)
+    assert set(package.__all__) <= set(dir(package))
+    with pytest.raises(AttributeError, match="no attribute 'TraceStep'; it exports"):
+        package.TraceStep  # noqa: B018
 
 
 def test_figures_render_to_the_same_png_twice():
@@ -337,6 +393,23 @@ def test_memory_table_html_shows_the_preview_and_escapes_rules():
     assert memory_table_html(Memory(FakeClock())) == "<p class='ralph-memory'>no experiences yet</p>"
 
 
+def test_memory_table_text_is_the_html_table_in_plain_text():
+    memory = learned_memory()
+    lines = memory_table_text(memory).splitlines()
+    assert lines[0].split("  ")[0] == "status" and lines[0].endswith("days since hit  rule")
+    assert lines[1].split() == ["active", f"{0.75 * 0.5 ** (17 / 7) * 0.5:.3f}", "0.75", "2", "1", "1", "/",
+                                "0", "17.0", *SKIP_DB.split()]  # fmt: skip
+    assert lines[4].startswith("candidate  0.000")
+    preview = memory_table_text(memory, MemoryConfig(confirm_threshold=1)).splitlines()
+    assert preview[4].startswith("candidate -> active  0.250")
+    assert memory_table_text(Memory(FakeClock())) == "no experiences yet"
+
+
+def test_text_table_pads_columns_to_the_widest_cell():
+    assert text_table(("a", "bb"), [("1", "2")]) == "a  bb\n1  2"
+    assert text_table(("x", "y"), [("long", ""), ("", "z")]) == "x     y\nlong\n      z"
+
+
 def test_memory_inspector_sliders_preview_and_the_button_exports_the_journal(tmp_path):
     memory = learned_memory()
     before = [asdict(e) for e in memory.experiences.values()]
@@ -356,10 +429,12 @@ def test_memory_inspector_sliders_preview_and_the_button_exports_the_journal(tmp
     inspector.threshold.value = 1  # one task would be enough: the candidate would be written
     assert "candidate &rarr; <b>active</b>" in inspector.table.value
     assert inspector.config() == MemoryConfig(half_life_days=14, expire_after_days=15, confirm_threshold=1)
-    assert inspector._repr_mimebundle_()["text/plain"] == (
+    saved = inspector._repr_mimebundle_()
+    assert saved["text/plain"] == (
         "MemoryInspector(experiences=4, active=2, half_life_days=14, expire_after_days=15, "
-        "confirm_threshold=1)"
+        "confirm_threshold=1)\n" + memory_table_text(memory, inspector.config())
     )
+    assert inspector.table.value in saved["text/html"] and "(saved view:" in saved["text/html"]
     assert [asdict(e) for e in memory.experiences.values()] == before  # previews only
     assert memory.config == MemoryConfig()
 
@@ -384,9 +459,8 @@ def test_memory_inspector_reads_the_clock_on_every_refresh_and_export(tmp_path):
 # --- the nbval contract, checked with nbval itself -----------------------------------------------
 
 NOTEBOOK_CELLS = [
-    "from ralph_mini import OfflineModel, make_suite\n"
-    "from ralph_mini.bench import run_suite\n"
-    "from ralph_mini.memory import FakeClock, Memory\n"
+    "from ralph_mini import FakeClock, Memory, OfflineModel, make_suite\n"
+    "from ralph_mini.measure import run_suite\n"
     "from ralph_mini.widgets import MemoryInspector, plot_decay, progress, show_trace",
     "suite = make_suite(10)\n"
     "traces = run_suite(suite.tasks[:4], OfflineModel(), suite.world.tools(), progress=progress)",
@@ -397,14 +471,17 @@ NOTEBOOK_CELLS = [
     "    memory.propose('when query_local_cache finds the order: skip query_database',\n"
     "                   task_id=task, run_id=task)\n"
     "MemoryInspector(memory)",
+    "squares = [i * i for i in progress((i for i in range(3)), 'squares')]",
+    "for i in progress(range(5), 'loop'):\n    if i == 2:\n        break",  # removed before nbval
 ]
 
 
 def test_saved_views_pass_strict_nbval(tmp_path):
     """Execute a notebook like the kit's, save its outputs, then let strict nbval re-run it.
 
-    Pins the two facts the notebooks rely on: the tqdm.auto bar and the stepper's text are the same
-    on every run, and a figure is saved once, as PNG plus its text.
+    Pins what the notebooks rely on: the saved text of the bar is its end, the stepper and the
+    inspector save a static twin (text and HTML) that is the same on every run, and a figure is
+    saved once, as PNG plus its text.
     """
     from nbclient import NotebookClient
 
@@ -412,16 +489,29 @@ def test_saved_views_pass_strict_nbval(tmp_path):
                                                            "display_name": "Python 3"}})  # fmt: skip
     nb.cells = [nbformat.v4.new_code_cell(source) for source in NOTEBOOK_CELLS]
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
-    bar, table, stepper, figure, inspector = [out for cell in nb.cells[1:] for out in cell.outputs]
-    assert bar["data"]["text/plain"] == "tasks:   0%|          | 0/4 [00:00<?, ?it/s]"
+    outputs = [out for cell in nb.cells[1:] for out in cell.outputs]
+    bar, table, stepper, figure, inspector, counting, counted, stopped = outputs
+    assert bar["data"]["text/plain"] == "tasks: 100%|██████████| 4/4"
+    assert "application/vnd.jupyter.widget-view+json" in bar["data"]
     assert "ralph-trace" in table["data"]["text/html"]
-    assert stepper["data"]["text/plain"] == "TraceStepper(task=T004, steps=4, position=1)"
+    assert stepper["data"]["text/plain"].startswith(
+        "TraceStepper(task=T004, steps=4, position=1)\nstep 1 of 4\n"
+    )
+    assert "ralph-saved-stepper" in stepper["data"]["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in stepper["data"]
     assert figure["data"]["text/plain"] == "<Figure size 640x360 with 1 Axes>"
     assert "image/png" in figure["data"]
-    assert inspector["data"]["text/plain"] == (
+    assert inspector["data"]["text/plain"].splitlines()[0] == (
         "MemoryInspector(experiences=1, active=1, half_life_days=7, expire_after_days=30, "
         "confirm_threshold=2)"
     )
+    assert "class='ralph-memory'" in inspector["data"]["text/html"]
+    assert counting["data"]["text/plain"] == "squares: counting"  # no total: the count comes at the end
+    assert counted["data"] == {"text/plain": "squares: 3 done"}
+    # A loop left early: the display is updated at close, so the saved text is the count it reached.
+    # nbval ignores display updates and would see the promise (5/5), so this cell is not checked.
+    assert stopped["data"]["text/plain"] == "loop:  40%|████      | 2/5, stopped"
+    nb.cells.pop()
     nbformat.write(nb, tmp_path / "views.ipynb")
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
     run = subprocess.run(
@@ -429,4 +519,4 @@ def test_saved_views_pass_strict_nbval(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, textwrap.shorten(run.stdout + run.stderr, 3000)
-    assert "5 passed" in run.stdout
+    assert "6 passed" in run.stdout

@@ -1,0 +1,102 @@
+"""Learning curves, bars per agent and the memory's decay curve, drawn with matplotlib (notebooks 01, 04, 06).
+
+Each function returns a closed ``Figure``: a notebook shows it once as a PNG (nbval skips PNGs and
+compares its text, ``<Figure size 640x360 with 1 Axes>``), and ``bench`` saves the same learning
+curve to a file. This module imports neither ipywidgets nor tqdm, so
+``from ralph_mini.widgets.plots import plot_learning_curve`` stays light for the command line.
+
+Left out on purpose: live-updating plots, and styling beyond matplotlib's defaults.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ralph_mini.memory import MemoryConfig, decay_factor
+
+__all__ = ["new_figure", "plot_calls_per_task", "plot_decay", "plot_learning_curve", "rolling_mean"]
+
+
+def new_figure(width: float = 6.4, height: float = 3.6) -> tuple[Figure, Axes]:
+    """A figure with one axes, already closed in pyplot.
+
+    Why pyplot at all: only pyplot's figures get the notebook's PNG formatter. Why closed: a figure
+    still open at the end of a cell is drawn once more by the inline backend, so a cell ending in
+    ``plot_...(...)`` would show it twice. A closed figure still draws and saves normally.
+    """
+    import matplotlib.pyplot as plt  # imported when called: importing pyplot settles the backend
+
+    fig, ax = plt.subplots(figsize=(width, height))
+    plt.close(fig)
+    return fig, ax
+
+
+def rolling_mean(values: Sequence[float], window: int) -> list[float]:
+    """Trailing mean of the last ``window`` values (fewer at the start).
+
+    ``[2, 4, 6, 8], window=2 -> [2.0, 3.0, 5.0, 7.0]``
+    """
+    if window < 1:
+        raise ValueError(f"window={window}: use a window of at least 1 task")
+    out = []
+    for end in range(1, len(values) + 1):
+        recent = values[max(0, end - window) : end]
+        out.append(sum(recent) / len(recent))
+    return out
+
+
+def plot_learning_curve(
+    series: Mapping[str, Sequence[float]],
+    oracle: Sequence[float] | None = None,
+    window: int = 5,
+    ylabel: str = "tool calls per task",
+) -> Figure:
+    """One line per agent: the rolling mean of ``ylabel`` by task index; the oracle dashed."""
+    fig, ax = new_figure()
+    for name, values in series.items():
+        ax.plot(range(1, len(values) + 1), rolling_mean(values, window), label=name)
+    if oracle is not None:
+        ax.plot(range(1, len(oracle) + 1), rolling_mean(oracle, window), "k--", label="oracle")
+    ax.set(xlabel="task", ylabel=ylabel, title=f"rolling mean over {window} tasks")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # task 7, never task 7.5
+    ax.legend()
+    return fig
+
+
+def plot_calls_per_task(
+    rows: Sequence[Mapping[str, Any]], value: str = "calls_per_task", label: str = "agent"
+) -> Figure:
+    """A bar per row (one row per agent, e.g. ``{"agent": "react", "calls_per_task": 2.4}``)."""
+    fig, ax = new_figure()
+    bars = ax.bar([str(row[label]) for row in rows], [float(row[value]) for row in rows])
+    ax.bar_label(bars, fmt="%.2f")
+    ax.margins(y=0.1)  # headroom, so the tallest bar's label stays inside the frame
+    ax.set(ylabel=value.replace("_", " "), title=f"{value.replace('_', ' ')} by {label}")
+    return fig
+
+
+def plot_decay(config: MemoryConfig | None = None, days: float = 60) -> Figure:
+    """The memory's own ``decay_factor`` over ``days`` days, with the stale and expiry days marked.
+
+    Why call the memory's function instead of redrawing the formula: one source of truth, so the
+    picture cannot drift from the rule retrieval applies. ``config`` defaults to ``MemoryConfig()``
+    (half-life 7 days, stale after 14, expired after 30).
+    """
+    config = config or MemoryConfig()
+    fig, ax = new_figure()
+    xs = [days * i / 600 for i in range(601)]  # fine enough to show the two jumps as cliffs
+    ax.plot(xs, [decay_factor(x, config) for x in xs], label=f"half-life {config.half_life_days:g} d")
+    ax.axvline(
+        config.stale_after_days,
+        color="orange",
+        ls=":",
+        label=f"stale after {config.stale_after_days:g} d (x {config.stale_factor:g})",
+    )
+    ax.axvline(config.expire_after_days, color="red", ls=":",
+               label=f"expired after {config.expire_after_days:g} d")  # fmt: skip
+    ax.set(xlabel="days since last hit", ylabel="decay factor", ylim=(0, 1.05), title="memory decay")
+    ax.legend()
+    return fig
