@@ -116,6 +116,12 @@ class SentenceTransformerEmbedder:
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:
-    """Unit rows, so inner product = cosine; an all-zero row stays zero."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    """Unit rows, so inner product = cosine; an all-zero row stays zero.
+
+    The norms are computed in float64 without BLAS: for the hashing embedder's integer counts every
+    square and every partial sum is exact, so the unit vectors are bit-identical on every CPU
+    (``np.linalg.norm`` on float32 goes through the machine's BLAS kernel, whose rounding differs).
+    """
+    wide = vectors.astype(np.float64)
+    norms = np.sqrt((wide * wide).sum(axis=1, keepdims=True))
+    return (wide / np.where(norms == 0, 1.0, norms)).astype(np.float32)

@@ -20,6 +20,7 @@ Left out on purpose: approximate indexes (IVF, HNSW): exact search over 100k les
 """
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,11 @@ from ralph_mini.embed import STOPWORDS, Embedder, HashingEmbedder
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import count_tokens
 from ralph_mini.rules import bullets
+
+# Scores are compared to this many decimals: below 1e-6 a difference is float rounding noise (a BLAS
+# kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
+# lessons whose scores agree to 6 decimals are a tie, broken by a stable key (the rule text or id).
+SCORE_DECIMALS = 6
 
 
 def experience_text(experience: Experience) -> str:
@@ -75,11 +81,29 @@ class VectorIndex:
         self.add(list(active.values()))
 
     def search(self, text: str, k: int) -> list[tuple[str, float]]:
-        """[(experience id, cosine)], best first."""
+        """[(experience id, cosine)], best first, ties by id: the same on every CPU.
+
+        faiss proposes twice ``k`` candidates (its float32 sums depend on the BLAS kernel and thread
+        count, so ranks near the cut may swap); each is then scored exactly (``exact_cosine``),
+        rounded to ``SCORE_DECIMALS``, and the best ``k`` kept.
+        """
         if len(self) == 0 or k <= 0:
             return []
-        scores, keys = self.index.search(self.embedder.embed([text]), min(k, len(self)))
-        return [(self.ids[int(key)], float(s)) for s, key in zip(scores[0], keys[0], strict=True) if key >= 0]
+        query = self.embedder.embed([text])[0]
+        _, keys = self.index.search(query[None, :], min(2 * k, len(self)))
+        found = [
+            (self.ids[int(key)], round(exact_cosine(query, self.index.reconstruct(int(key))), SCORE_DECIMALS))
+            for key in keys[0]
+            if key >= 0
+        ]
+        found.sort(key=lambda pair: (-pair[1], pair[0]))
+        return found[:k]
+
+
+def exact_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The inner product of two unit vectors, identical on every machine: each float32 product is exact
+    in float64, and ``math.fsum`` adds them exactly, in any order (a BLAS kernel sums in its own order)."""
+    return math.fsum((a.astype(np.float64) * b.astype(np.float64)).tolist())
 
 
 def faiss_id(experience_id: str) -> int:
@@ -137,7 +161,8 @@ class Retriever:
         elif self.mode == "vector":
             pool = list(cosines)
         else:  # keyword candidates first, vector candidates second
-            pool = [i for i, s in sorted(keywords.items(), key=lambda kv: -kv[1]) if s > 0][: self.candidates]
+            best_words = sorted(keywords.items(), key=lambda kv: (-kv[1], by_id[kv[0]].rule))
+            pool = [i for i, s in best_words if s > 0][: self.candidates]
             pool += [i for i in cosines if i not in pool]
         scored = [self.scored(by_id[i], keywords[i], cosines.get(i, 0.0)) for i in pool if i in by_id]
         scored = [s for s in scored if s.score > 0]
