@@ -133,9 +133,8 @@ def write_notes(path: Path, lessons: Sequence[str], pass_line: str) -> None:
 
 
 def memory_from_notes(lessons: Sequence[str], agent: Agent, clock: FakeClock) -> Memory:
-    """A fresh memory holding the notes' lessons as active experiences. The notes keep no track record,
-    so each is proposed once as proven (``calls_saved`` at the write threshold): the memory's own guards
-    (grammar, instance filter) still run."""
+    """A fresh memory holding the notes' lessons, active. The notes keep no track record, so each is
+    proposed once as proven (``calls_saved`` at the threshold); the grammar and instance filter still run."""
     memory = Memory(clock, agent.memory)
     for rule in lessons:
         memory.propose(rule, task_id="notes", run_id="notes", calls_saved=agent.memory.calls_saved_threshold)
@@ -241,8 +240,9 @@ def side_by_side(passes: Sequence[PassRecord], in_process: Sequence[TaskResult])
     ]  # fmt: skip
 
 
-def pick_tasks(tasks: Sequence[Task], first: int, per_kind: int) -> list[Task]:
-    """The first ``per_kind`` tasks of each kind, in suite order (when > 0), else the first ``first``."""
+def pick_tasks(tasks: Sequence[Task], first: int, per_kind: int, kind: str = "") -> list[Task]:
+    """The first ``per_kind`` of each kind (when > 0), else the first ``first``; of ``kind`` alone if set."""
+    tasks = [t for t in tasks if t.kind == kind] if kind else tasks
     if per_kind <= 0:
         return list(tasks[:first])
     kinds = [t.kind for t in tasks]
@@ -255,18 +255,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from ralph_mini.bench import format_table, run_agent
     from ralph_mini.offline import OfflineModel
-    from ralph_mini.world import make_suite
+    from ralph_mini.world import KIND_MIX, make_suite
 
-    defaults = OuterConfig()
     parser = argparse.ArgumentParser(prog="python -m ralph_mini outer", description=main.__doc__)
     parser.add_argument("--tasks", type=int, default=12, help="the first N tasks of the suite (default 12)")
     parser.add_argument("--per-kind", type=int, default=0, help="instead, the first K tasks of each kind")
+    parser.add_argument("--kind", default="", help="only tasks of this kind, e.g. pending_stale")
     parser.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
     parser.add_argument("--model-seed", type=int, default=0, help="offline model seed (default 0)")
     parser.add_argument("--withhold", action="append", default=[], help="a tool the agent does not get")
-    parser.add_argument("--max-passes", type=int, default=defaults.max_passes, help="the cap (default 5)")
-    parser.add_argument("--max-tokens", type=int, default=defaults.max_tokens, help="token budget")
-    parser.add_argument("--max-virtual-s", type=float, default=defaults.max_virtual_s, help="time budget")
+    parser.add_argument("--max-passes", type=int, default=OuterConfig.max_passes, help="the cap (default 5)")
+    parser.add_argument("--max-tokens", type=int, default=OuterConfig.max_tokens, help="token budget")
+    parser.add_argument("--max-virtual-s", type=float, default=OuterConfig.max_virtual_s, help="time budget")
     parser.add_argument("--keep-going", action="store_true", help="switch the no-progress stop off")
     parser.add_argument("--dir", default="runs/outer", help="where TASKS.md and NOTES.md go")
     parser.add_argument("--keep-notes", action="store_true", help="start from the NOTES.md already there")
@@ -275,7 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = OuterConfig(max_passes=args.max_passes, stop_on_no_progress=not args.keep_going,
                          max_tokens=args.max_tokens, max_virtual_s=args.max_virtual_s)  # fmt: skip
     suite = make_suite(n=50, seed=args.seed)
-    tasks = pick_tasks(suite.tasks, args.tasks, args.per_kind)
+    tasks = pick_tasks(suite.tasks, args.tasks, args.per_kind, args.kind)
+    if not tasks:
+        parser.error(f"--kind {args.kind!r} picks no task: kinds are {', '.join(sorted(KIND_MIX))}")
     unknown = set(args.withhold) - {t.name for t in suite.world.tools()}
     if unknown:
         parser.error(f"--withhold {', '.join(sorted(unknown))}: not a tool of the order world")

@@ -36,6 +36,7 @@ def test_two_per_kind_is_a_dozen_tasks_of_six_kinds():
         "T001", "T002", "T003", "T004", "T005", "T006", "T007", "T009", "T012", "T014", "T023", "T032",
     ]  # fmt: skip
     assert pick_tasks(SUITE.tasks, 3, per_kind=0) == SUITE.tasks[:3]
+    assert pick_tasks(SUITE.tasks, 3, per_kind=0, kind="pending_stale") == STALE
 
 
 def test_done_stops_when_the_grader_and_validator_say_so(tmp_path):
@@ -169,3 +170,12 @@ def test_the_cli_stops_at_the_cap_it_is_given(tmp_path, capsys):
     assert main([*args, "--dir", str(tmp_path)]) == 0
     passes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("pass ")]
     assert len(passes) == 3 and passes[-1].endswith("-> stop: cap (3 passes)")
+
+
+def test_the_cli_runs_the_unsolvable_task_set_to_the_default_cap(tmp_path, capsys):
+    args = ["outer", "--kind", "pending_stale", "--tasks", "3", "--withhold", "query_payment_api"]
+    assert main([*args, "--dir", str(tmp_path)]) == 0
+    passes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("pass ")]
+    assert [line.split(" -> ")[1] for line in passes] == ["continue: 3 of 3 tasks not clean"] * 4 + [
+        "stop: cap (5 passes)"
+    ]
