@@ -25,8 +25,8 @@
 # | who decides to stop | the task list ends | the harness: nothing, in a shell loop |
 #
 # Users of outer-loop tools report the same failures again and again: loops that do not stop, or run
-# far past their cap; a completion phrase that is missed or typed before the work is done; runaway cost. So the kit's version, `ralph_mini/outer.py`, has four stops, each a small named
-# function, checked after every pass. This notebook fires each one on a task set built to need it.
+# far past their cap; a completion phrase that is missed or typed before the work is done; runaway cost.
+# So the kit's version, `ralph_mini/outer.py`, has four stops, each a small named function, checked after every pass. This notebook fires each one on a task set built to need it.
 
 # %%
 import inspect
