@@ -26,7 +26,8 @@
 #
 # Users of outer-loop tools report the same failures again and again: loops that do not stop, or run
 # far past their cap; a completion phrase that is missed or typed before the work is done; runaway cost.
-# So the kit's version, `ralph_mini/outer.py`, has four stops, each a small named function, checked after every pass. This notebook fires each one on a task set built to need it.
+# So the kit's version, `ralph_mini/outer.py`, has four stops, each a small named function, checked
+# after every pass. This notebook fires each one on a task set built to need it.
 
 # %%
 import inspect
