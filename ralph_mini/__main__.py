@@ -1,5 +1,6 @@
 """Command line: ``python -m ralph_mini demo`` (bare ReAct, thought by thought),
-``python -m ralph_mini bench`` (bare ReAct vs the Ralph Loop, side by side) and
+``python -m ralph_mini bench`` (bare ReAct vs the Ralph Loop, side by side),
+``python -m ralph_mini outer`` (the outer loop: the same task file, pass after pass, with stops) and
 ``python -m ralph_mini serve-local`` (the bundled tiny local model behind an OpenAI-compatible server)."""
 
 import argparse
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     demo_cmd.add_argument("--core-only", action="store_true", help="show only the 3 core tools")
     commands.add_parser("bench", help="bare ReAct vs the Ralph Loop side by side (--help for options)",
                         add_help=False)  # fmt: skip
+    commands.add_parser("outer", help="the outer Ralph loop with its stops (--help for options)",
+                        add_help=False)  # fmt: skip
     local_help = "serve the bundled Gemma 3 270M on 127.0.0.1 (needs requirements-local.txt)"
     commands.add_parser("serve-local", add_help=False, help=local_help)
     args, rest = parser.parse_known_args(argv)
@@ -47,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         from ralph_mini.bench import main as bench_main
 
         return bench_main(rest)
+    if args.command == "outer":
+        from ralph_mini.outer import main as outer_main
+
+        return outer_main(rest)
     if args.command == "serve-local":
         from ralph_mini.local import main as serve_local_main
 
