@@ -31,14 +31,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ralph_mini.bench import RALPH, Agent
+from ralph_mini.clock import FakeClock
+from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, TaskResult, run_loop
-from ralph_mini.memory import FakeClock, Memory, foreign_names
+from ralph_mini.memory import Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.reflect import quick_review
 from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.rules import find_rules
+from ralph_mini.suite import Task, grade
 from ralph_mini.tools import Tool
-from ralph_mini.world import Task, grade
 
 NOTES_HEADER = """# Notes for the order desk
 
@@ -253,9 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ralph_mini outer [--tasks 12 | --per-kind 2] [--withhold TOOL] [--max-passes 5] ...``."""
     import argparse
 
-    from ralph_mini.bench import format_table, run_agent
+    from ralph_mini.bench import run_agent
+    from ralph_mini.measure import format_table
     from ralph_mini.offline import OfflineModel
-    from ralph_mini.world import KIND_MIX, make_suite
+    from ralph_mini.suite import KIND_MIX, make_suite
 
     parser = argparse.ArgumentParser(prog="python -m ralph_mini outer", description=main.__doc__)
     parser.add_argument("--tasks", type=int, default=12, help="the first N tasks of the suite (default 12)")
