@@ -2,81 +2,51 @@
 
 Modules, in the order the notebooks teach them: model, rules, tools, order_words, world, suite,
 offline, backends, hardening, react, measure (01), log (02), reflect (03), clock, lesson_guards,
-memory, memory_file (04), embed, retrieval (05), loop and bench (06); widgets and exercise are
-imported from their packages (they pull in matplotlib and ipywidgets). faiss is loaded only when a
-vector index is built, so ``import ralph_mini`` stays light.
+memory, memory_file (04), embed, retrieval (05), loop and bench (06), outer (10); widgets and
+exercise are packages of their own.
+
+``from ralph_mini import run_react`` works for every name below, but each is imported from its module
+on first use (PEP 562): importing this package runs this file, and importing everything here would
+make notebook 01 load the Ralph Loop, memory and faiss it does not use.
 """
 
-from ralph_mini.backends import model_from_env
-from ralph_mini.bench import run_agent
-from ralph_mini.clock import FakeClock
-from ralph_mini.embed import Embedder, HashingEmbedder
-from ralph_mini.log import append_run, load_log, log_run
-from ralph_mini.loop import LoopConfig, TaskResult, run_loop, run_task
-from ralph_mini.measure import run_suite, summarize
-from ralph_mini.memory import Experience, Memory, MemoryConfig
-from ralph_mini.memory_file import MemoryFile, journal
-from ralph_mini.model import ChatModel, ModelError, ModelReply, OpenAIModel, ToolCall, Usage, count_tokens
-from ralph_mini.offline import Habits, OfflineModel
-from ralph_mini.react import Step, Trace, build_system_prompt, run_react
-from ralph_mini.reflect import Reflection, quick_review, reflect, validate_reflection
-from ralph_mini.retrieval import Retriever, VectorIndex, select_within_budget
-from ralph_mini.rules import Rule, RuleSyntaxError, find_rules, parse_rule
-from ralph_mini.suite import Suite, Task, grade, make_suite
-from ralph_mini.tools import NotFound, Tool, tool
-from ralph_mini.world import Order, OrderWorld
+from importlib import import_module
 
-__all__ = [
-    "ChatModel",
-    "Embedder",
-    "Experience",
-    "FakeClock",
-    "Habits",
-    "HashingEmbedder",
-    "LoopConfig",
-    "Memory",
-    "MemoryConfig",
-    "MemoryFile",
-    "ModelError",
-    "ModelReply",
-    "NotFound",
-    "OfflineModel",
-    "OpenAIModel",
-    "Order",
-    "OrderWorld",
-    "Reflection",
-    "Retriever",
-    "Rule",
-    "RuleSyntaxError",
-    "Step",
-    "Suite",
-    "Task",
-    "TaskResult",
-    "Tool",
-    "ToolCall",
-    "Trace",
-    "Usage",
-    "VectorIndex",
-    "append_run",
-    "build_system_prompt",
-    "count_tokens",
-    "find_rules",
-    "grade",
-    "journal",
-    "load_log",
-    "log_run",
-    "make_suite",
-    "model_from_env",
-    "parse_rule",
-    "quick_review",
-    "reflect",
-    "run_agent",
-    "run_loop",
-    "run_react",
-    "run_suite",
-    "run_task",
-    "select_within_budget",
-    "summarize",
-    "tool",
-    "validate_reflection",
-]
+# Each public name and the module that defines it.
+HOMES = {
+    **dict.fromkeys(["model_from_env"], "backends"),
+    **dict.fromkeys(["run_agent"], "bench"),
+    **dict.fromkeys(["FakeClock"], "clock"),
+    **dict.fromkeys(["Embedder", "HashingEmbedder"], "embed"),
+    **dict.fromkeys(["append_run", "load_log", "log_run"], "log"),
+    **dict.fromkeys(["LoopConfig", "TaskResult", "run_loop", "run_task"], "loop"),
+    **dict.fromkeys(["run_suite", "summarize"], "measure"),
+    **dict.fromkeys(["Experience", "Memory", "MemoryConfig"], "memory"),
+    **dict.fromkeys(["MemoryFile", "journal"], "memory_file"),
+    **dict.fromkeys(
+        ["ChatModel", "ModelError", "ModelReply", "OpenAIModel", "ToolCall", "Usage", "count_tokens"], "model"
+    ),
+    **dict.fromkeys(["Habits", "OfflineModel"], "offline"),
+    **dict.fromkeys(["Step", "Trace", "build_system_prompt", "run_react"], "react"),
+    **dict.fromkeys(["Reflection", "quick_review", "reflect", "validate_reflection"], "reflect"),
+    **dict.fromkeys(["Retriever", "VectorIndex", "select_within_budget"], "retrieval"),
+    **dict.fromkeys(["Rule", "RuleSyntaxError", "find_rules", "parse_rule"], "rules"),
+    **dict.fromkeys(["Suite", "Task", "grade", "make_suite"], "suite"),
+    **dict.fromkeys(["NotFound", "Tool", "tool"], "tools"),
+    **dict.fromkeys(["Order", "OrderWorld"], "world"),
+}
+
+__all__ = sorted(HOMES)
+
+
+def __getattr__(name: str) -> object:
+    """``ralph_mini.NAME``: import NAME's module on first use, then keep the name here."""
+    if name not in HOMES:
+        raise AttributeError(f"module 'ralph_mini' has no attribute {name!r}; it exports {__all__}")
+    value = getattr(import_module(f"ralph_mini.{HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *HOMES])

@@ -48,6 +48,14 @@ ABLATIONS = (
 )
 
 
+def agent_planner(agent: Agent, memory: Memory) -> Callable | None:
+    """The agent's first retrieval: the hybrid retriever within the loop's budget, or None (tag lookup)."""
+    if not agent.vector:
+        return None
+    loop = agent.loop
+    return make_planner(Retriever(memory), loop.context_tokens, loop.injection_budget, loop.top_k)
+
+
 def run_agent(
     agent: Agent,
     tasks: Sequence[Task],
@@ -62,12 +70,7 @@ def run_agent(
         return [record(t) for t in run_suite(tasks, model, tools, progress=progress)], None, []
     clock = FakeClock()
     memory = Memory(clock, agent.memory)
-    loop = agent.loop
-    planner = (
-        make_planner(Retriever(memory), loop.context_tokens, loop.injection_budget, loop.top_k)
-        if agent.vector
-        else None
-    )
+    planner = agent_planner(agent, memory)
     results = run_loop(
         tasks,
         model,
@@ -91,7 +94,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ralph_mini bench [--tasks 50] [--seed 7] [--model offline|env] [--ablations]``."""
     import argparse
     import time
-
 
     parser = argparse.ArgumentParser(prog="python -m ralph_mini bench", description=main.__doc__)
     parser.add_argument("--tasks", type=int, default=50, help="suite size (default 50)")

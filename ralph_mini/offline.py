@@ -164,7 +164,7 @@ class OfflineModel:
         # A naive model stuffs the order id into whatever the first parameter is.
         return (
             {"query": f"payment status of order {seen.order_id}"}
-            if name == "search_docs"
+            if name == words.DOCS
             else {"order_id" if "order" in name or "shipping" in name else "customer_id": seen.order_id}
         )
 

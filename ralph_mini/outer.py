@@ -6,15 +6,13 @@ Every pass starts from a fresh context with the same prompt file; what the agent
 in the files it writes. The kit's source article builds the reflect-and-remember version *inside* one
 process, around ReAct (``loop.py``). Here the kit's agent runs the outer way, on the order desk. A pass:
 
-1. reads the task file (one ``T001 | question`` line per task) and the notes file (the lessons, one
-   micro-prompt per line, plus a log of the passes);
+1. reads the task file (``T001 | question`` lines) and the notes file (lessons, then a log of passes);
 2. loads the lessons into a *fresh* memory (nothing else carries over: no candidates, no counts, no
    clock) and runs the Ralph Loop over the tasks (``loop.run_loop``, configured by a ``bench.Agent``);
 3. writes the lessons its memory now holds back to the notes file, and yields one ``PassRecord``.
 
-A shell loop never stops by itself. Users of outer-loop tools report loops that ran far past their cap,
-a completion phrase that was missed or typed before the work was done, and runaway cost. So each stop is
-one small function, checked after every pass, first match wins:
+A shell loop never stops by itself; users of outer-loop tools report loops far past their cap, a missed
+or premature completion phrase, runaway cost. So each stop is a small function, checked after every pass:
 
 - ``work_is_done``: the grader says every answer is correct and ``quick_review`` finds no wrong or
   redundant call. Never a phrase: nothing the model types can end the loop;
@@ -22,22 +20,21 @@ one small function, checked after every pass, first match wins:
 - ``made_no_progress``: same answers, same notes, no new lesson as the pass before;
 - the cap: ``OuterConfig.max_passes``, the ``range`` the loop runs over, so it cannot be skipped.
 
-Left out on purpose: a shell and a process per pass (a pass is a function call that keeps no state;
-the two files are its only channel), an agent that edits its own task file, git commits, parallel passes.
+Left out on purpose: a shell and a process per pass (a pass is a stateless function call; the two files
+are its only channel), an agent editing its own task file, git commits, parallel passes.
 """
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ralph_mini.bench import RALPH, Agent
+from ralph_mini.bench import RALPH, Agent, agent_planner
 from ralph_mini.clock import FakeClock
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, TaskResult, run_loop
 from ralph_mini.memory import Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.reflect import quick_review
-from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.rules import find_rules
 from ralph_mini.suite import Task, grade
 from ralph_mini.tools import Tool
@@ -151,9 +148,9 @@ def run_pass(
     Returns the results and the lessons the memory holds at the end, notes first, in order."""
     clock = FakeClock()
     memory = memory_from_notes(lessons, agent, clock)
-    planner = make_planner(Retriever(memory), top_k=agent.loop.top_k) if agent.vector else None
-    results = run_loop(tasks, model, tools, memory, config=agent.loop, retrieve_plan=planner,
-                       between_tasks=lambda _: clock.advance(hours=hours_between_tasks))  # fmt: skip
+    plan, advance = agent_planner(agent, memory), (lambda _: clock.advance(hours=hours_between_tasks))
+    results = run_loop(tasks, model, tools, memory, config=agent.loop, retrieve_plan=plan,
+                       between_tasks=advance)  # fmt: skip
     return results, [e.rule for e in memory.active()]
 
 

@@ -10,14 +10,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ralph_mini import order_words as words
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.reflect import SECTIONS
 
-# The order desk's tools, as the case texts below spell them (one place to rename them).
-CACHE = "query_local_cache"
-DATABASE = "query_database"
-PAYMENT_API = "query_payment_api"
-ORDER_HISTORY = "get_order_history"
+# The order desk's tools, as the case texts below spell them (order_words.py is their one home).
+CACHE = words.CACHE
+DATABASE = words.DATABASE
+PAYMENT_API = words.PAYMENT
+ORDER_HISTORY = words.HISTORY
 
 PROBLEM_KINDS = (
     "missing section",

@@ -9,6 +9,7 @@ lesson that does not fit and keep looking, stop at ``max_items``. Most cases cou
 from collections.abc import Callable
 from typing import Any
 
+from ralph_mini import order_words as words
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.model import count_tokens
 
@@ -18,11 +19,11 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
-CACHE_HIT = "when query_local_cache finds the order: answer; skip query_database"  # 8 words
-FRESH_PENDING = "when status is pending and age under 30 min: skip query_payment_api"  # 12 words
-START_CACHE = "when any task: start with query_local_cache"  # 6 words
-DB_MISS = "when query_database finds nothing: answer"  # 5 words
-STALE_PENDING = "when status is pending and age over 30 min: call query_payment_api"  # 12 words
+CACHE_HIT = f"when {words.CACHE} finds the order: answer; skip {words.DATABASE}"  # 8 words
+FRESH_PENDING = f"when status is pending and age under 30 min: skip {words.PAYMENT}"  # 12 words
+START_CACHE = f"when any task: start with {words.CACHE}"  # 6 words
+DB_MISS = f"when {words.DATABASE} finds nothing: answer"  # 5 words
+STALE_PENDING = f"when status is pending and age over 30 min: call {words.PAYMENT}"  # 12 words
 
 
 def budgeted_selection(
