@@ -1,0 +1,299 @@
+"""One SQLite file for a run's state: lessons with their history, the step log, the finished tasks.
+
+Why: a ``MemoryFile`` and a JSONL log have no shared commit point, so a run killed between them cannot
+be continued; and ``MemoryFile.update`` rewrites the whole JSON for one change. Here all one finished
+task produced is ONE transaction (``commit_task``): after a crash or ``kill -9`` the file holds the state
+after the last committed task, never half of one, and ``completed_tasks`` says where to continue.
+
+- **WAL, synchronous=NORMAL**: a commit appends only the changed pages, so one lesson costs the same at
+  10 or 10k lessons. A kill loses no commit; a power cut may lose the last few, never half of one.
+- **Two processes**: each write is ``BEGIN IMMEDIATE`` (the other waits up to ``timeout`` s) and stores
+  only the lessons changed since this store last read or wrote them, so two kernels adding lessons lose
+  nothing. To change the *same* lessons from several processes use ``update`` (reloads under the lock).
+- **Not our file** (not SQLite, damaged, another format or version): ``StoreError`` names the file and
+  the fix, a copy goes to ``<name>.unreadable``, the file itself is left as it was.
+- **Readable**: ``export`` writes journal.md, memory.json (``MemoryFile``'s format) and log.jsonl
+  (``append_run``'s lines); ``import_memory_file`` reads today's JSON memory files.
+
+Left out on purpose: deleting lessons (``memory.py`` never deletes), migrations, any ORM.
+"""
+
+import json
+import operator
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from ralph_mini.log import LogRecord, RunSummary, append_run
+from ralph_mini.memory import FORMAT as MEMORY_FORMAT
+from ralph_mini.memory import VERSION as MEMORY_VERSION
+from ralph_mini.memory import Clock, Experience, Memory, MemoryConfig, MemoryFile, journal
+
+FORMAT, VERSION = "ralph_mini.store", 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);  -- format, version
+-- One row per lesson: the Experience fields, lists as JSON text. `number` keeps the order lessons were
+-- first stored in (the order Memory lists them). valid_from / invalid_from: when the lesson holds, NULL
+-- until a later issue fills them, and a write never changes them.
+CREATE TABLE IF NOT EXISTS lessons (
+    number INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, rule TEXT NOT NULL, task_type TEXT NOT NULL,
+    "trigger" TEXT NOT NULL, tools TEXT NOT NULL, result TEXT NOT NULL, failure_reason TEXT NOT NULL,
+    created_at TEXT NOT NULL, last_hit_at TEXT NOT NULL, confirmations INTEGER NOT NULL,
+    hits INTEGER NOT NULL, validations INTEGER NOT NULL, failures INTEGER NOT NULL,
+    calls_saved INTEGER NOT NULL, status TEXT NOT NULL, status_reason TEXT NOT NULL,
+    source_tasks TEXT NOT NULL, source_runs TEXT NOT NULL, valid_from TEXT, invalid_from TEXT);
+-- One row each time a write changed a lesson: its votes and status over time. task: NULL outside a task.
+CREATE TABLE IF NOT EXISTS lesson_history (
+    lesson TEXT NOT NULL REFERENCES lessons(id), task INTEGER REFERENCES tasks(number),
+    confirmations INTEGER NOT NULL, hits INTEGER NOT NULL, validations INTEGER NOT NULL,
+    failures INTEGER NOT NULL, status TEXT NOT NULL, status_reason TEXT NOT NULL);
+-- The task counter: one row per committed task, numbered 1, 2, ... with the caller's JSON.
+CREATE TABLE IF NOT EXISTS tasks (number INTEGER PRIMARY KEY, task_id TEXT NOT NULL, result TEXT);
+-- The log: RunSummary rows (answer as JSON, correct as 0/1) and their LogRecord rows, in append order.
+CREATE TABLE IF NOT EXISTS runs (
+    number INTEGER PRIMARY KEY, task INTEGER NOT NULL REFERENCES tasks(number), run_id TEXT NOT NULL,
+    task_id TEXT NOT NULL, question TEXT NOT NULL, now TEXT NOT NULL, calls INTEGER NOT NULL,
+    wrong_calls INTEGER NOT NULL, latency_s REAL NOT NULL, tokens INTEGER NOT NULL, answer TEXT,
+    correct INTEGER NOT NULL, stop_reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS steps (
+    number INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES runs(number), run_id TEXT NOT NULL,
+    step INTEGER NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL, status TEXT NOT NULL,
+    latency_s REAL NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
+    observation TEXT NOT NULL);
+"""
+TABLES = {"meta", "lessons", "lesson_history", "tasks", "runs", "steps"}
+LESSON_FIELDS = tuple(f.name for f in fields(Experience))
+LIST_FIELDS = ("tools", "source_tasks", "source_runs")
+VOTES = ("confirmations", "hits", "validations", "failures", "status", "status_reason")
+STEP_FIELDS = tuple(f.name for f in fields(LogRecord))
+RUN_FIELDS = tuple(f.name for f in fields(RunSummary))
+lesson_key = operator.attrgetter(*LESSON_FIELDS)  # Experience -> tuple of its fields, in C
+
+
+def columns(names: Iterable[str]) -> str:
+    return ", ".join(f'"{name}"' for name in names)
+
+
+def placeholders(names: Iterable[str]) -> str:
+    return ", ".join(f":{name}" for name in names)
+
+
+UPSERT_LESSON = (  # valid_from / invalid_from are not in the SET list: a write keeps them
+    f"INSERT INTO lessons ({columns(LESSON_FIELDS)}) VALUES ({placeholders(LESSON_FIELDS)}) "
+    f"ON CONFLICT(id) DO UPDATE SET ({columns(LESSON_FIELDS)}) = ({placeholders(LESSON_FIELDS)})"
+)
+INSERT_HISTORY = f"INSERT INTO lesson_history VALUES (:id, :task, {placeholders(VOTES)})"
+INSERT_RUN = f"INSERT INTO runs (task, {columns(RUN_FIELDS)}) VALUES (:task, {placeholders(RUN_FIELDS)})"
+INSERT_STEP = f"INSERT INTO steps (run, {columns(STEP_FIELDS)}) VALUES (:run, {placeholders(STEP_FIELDS)})"
+
+
+class StoreError(RuntimeError):
+    """The state file cannot be used; the message says where a copy was kept and what to do."""
+
+
+@dataclass(frozen=True)
+class CompletedTask:
+    """One committed task: its number (1, 2, ...), its id, and the JSON result the caller stored."""
+
+    number: int
+    task_id: str
+    result: object
+
+
+class Store:
+    """The state of a run in one SQLite file; ``Store("runs/demo.sqlite")`` creates it if missing.
+    Per task: ``memory = store.load_memory(clock)``, run it, then ``store.commit_task(
+    memory.experiences.values(), task_id="T01", runs=[log_run(trace, "R001")])`` -> 1 (its number)."""
+
+    def __init__(self, path: str | Path, timeout: float = 30.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._written: dict[str, tuple] = {}  # lesson id -> its fields as last read or written here
+        self.db = self._open(timeout)
+
+    def _open(self, timeout: float) -> sqlite3.Connection:
+        """Check the file is ours before anything writes to it, then create the schema if it is new."""
+        if self.path.exists() and self.path.stat().st_size > 0:
+            with self.path.open("rb") as file:
+                head = file.read(16)
+            if head != b"SQLite format 3\x00":
+                hint = "; a MemoryFile? use Store(...).import_memory_file" if head[:1] == b"{" else ""
+                self._refuse(f"not an SQLite database{hint}")
+        db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)  # we BEGIN ourselves
+        try:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables:  # not a new file: it must be ours, of our version, and intact
+                if "meta" not in tables:
+                    raise ValueError(f"an SQLite database with tables {sorted(tables)} but no meta table")
+                meta = dict(db.execute("SELECT key, value FROM meta"))
+                if (meta.get("format"), meta.get("version")) != (FORMAT, str(VERSION)):
+                    found = f"format {meta.get('format')!r} version {meta.get('version')!r}"
+                    raise ValueError(f"{found}, expected format {FORMAT!r} version {VERSION}")
+                if TABLES - tables:
+                    raise ValueError(f"tables {sorted(TABLES - tables)} are missing")
+                if (check := db.execute("PRAGMA quick_check").fetchone()[0]) != "ok":
+                    raise ValueError(f"damaged: {check}")
+        except (sqlite3.DatabaseError, ValueError) as err:
+            db.close()
+            self._refuse(str(err))
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # in WAL: a kill loses nothing, a power cut no integrity
+        if not tables:
+            db.execute("BEGIN IMMEDIATE")  # two processes creating the same file: the second finds it done
+            for statement in SCHEMA.split(";"):  # not executescript: it would COMMIT our transaction
+                db.execute(statement)
+            db.executemany(
+                "INSERT OR IGNORE INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", VERSION)]
+            )
+            db.execute("COMMIT")
+        return db
+
+    def _refuse(self, reason: str) -> None:
+        backup = self.path.with_name(self.path.name + ".unreadable")
+        shutil.copy2(self.path, backup)
+        raise StoreError(
+            f"state file {self.path} is unreadable ({reason}); a copy is kept at {backup}. "
+            f"Fix the file, or move it away to start a new store."
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _lessons(self) -> list[Experience]:
+        rows = self.db.execute(f"SELECT {columns(LESSON_FIELDS)} FROM lessons ORDER BY number")
+        lessons = []
+        for row in rows:
+            data = dict(zip(LESSON_FIELDS, row, strict=True))
+            lessons.append(Experience(**data | {name: json.loads(data[name]) for name in LIST_FIELDS}))
+        return lessons
+
+    def load_memory(self, clock: Clock, config: MemoryConfig | None = None) -> Memory:
+        """The memory as of the last commit, lessons in the order they were first stored."""
+        lessons = self._lessons()
+        self._remember(lessons)
+        return Memory(clock, config, lessons)
+
+    def completed_tasks(self) -> list[CompletedTask]:
+        """The committed tasks in order; ``len(...)`` is how many a resumed run skips."""
+        rows = self.db.execute("SELECT number, task_id, result FROM tasks ORDER BY number")
+        return [CompletedTask(n, task_id, None if r is None else json.loads(r)) for n, task_id, r in rows]
+
+    def runs(self) -> list[tuple[list[LogRecord], RunSummary]]:
+        """The log, run by run, in the order it was committed: what ``append_run`` was given."""
+        steps: dict[int, list[LogRecord]] = {}
+        for run, *values in self.db.execute(f"SELECT run, {columns(STEP_FIELDS)} FROM steps ORDER BY number"):
+            steps.setdefault(run, []).append(LogRecord(*values))
+        result = []
+        rows = self.db.execute(f"SELECT number, {columns(RUN_FIELDS)} FROM runs ORDER BY number")
+        for number, *values in rows:
+            data = dict(zip(RUN_FIELDS, values, strict=True))
+            data |= {"answer": None if data["answer"] is None else json.loads(data["answer"])}
+            result.append((steps.get(number, []), RunSummary(**data | {"correct": bool(data["correct"])})))
+        return result
+
+    def commit_task(
+        self,
+        lessons: Iterable[Experience],
+        *,
+        task_id: str,
+        runs: Sequence[tuple[Sequence[LogRecord], RunSummary]] = (),
+        result: object = None,
+    ) -> int:
+        """Everything one finished task produced, in one transaction; returns the task's number.
+
+        ``lessons``: pass the whole memory (``memory.experiences.values()``): only those changed since
+        this store last read or wrote them are written. ``runs``: ``log_run(trace, run_id)`` pairs.
+        ``result``: anything ``json.dumps`` takes, returned by ``completed_tasks`` (for a resume).
+        """
+        blob = None if result is None else json.dumps(result, ensure_ascii=False)
+        run_rows = [(run_row(summary), [asdict(r) for r in records]) for records, summary in runs]
+        changed = self._changed(lessons)
+        with transaction(self.db):
+            number = self.db.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM tasks").fetchone()[0]
+            self.db.execute("INSERT INTO tasks VALUES (?, ?, ?)", (number, task_id, blob))
+            self._write_lessons(changed, number)
+            for summary, records in run_rows:
+                run = self.db.execute(INSERT_RUN, summary | {"task": number}).lastrowid
+                self.db.executemany(INSERT_STEP, [record | {"run": run} for record in records])
+        self._remember(changed)
+        return number
+
+    def save_lessons(self, lessons: Iterable[Experience]) -> int:
+        """Write the changed lessons in one transaction, outside any task; returns how many."""
+        changed = self._changed(lessons)
+        with transaction(self.db):
+            self._write_lessons(changed, None)
+        self._remember(changed)
+        return len(changed)
+
+    def update(self, clock: Clock, change: Callable[[Memory], object], config: MemoryConfig | None = None):
+        """Lock, load the latest lessons, apply ``change``, write what changed; returns ``change``'s value.
+        The safe read-modify-write when several processes change the same lessons."""
+        with transaction(self.db):
+            memory = Memory(clock, config, self._lessons())
+            self._remember(memory.experiences.values())
+            value = change(memory)
+            changed = self._changed(memory.experiences.values())
+            self._write_lessons(changed, None)
+        self._remember(changed)
+        return value
+
+    def import_memory_file(self, path: str | Path) -> int:
+        """Add the lessons of a ``MemoryFile`` (one with the same id is replaced); returns how many were
+        new or changed. An unreadable file raises ``MemoryFileError`` as ``MemoryFile.load`` does."""
+        return self.save_lessons(MemoryFile(path).load(clock=lambda: None).experiences.values())
+
+    def export(self, directory: str | Path, clock: Clock, config: MemoryConfig | None = None) -> list[Path]:
+        """Write journal.md, memory.json (loads with ``MemoryFile``) and log.jsonl (``load_log``)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        memory = Memory(clock, config, self._lessons())
+        paths = [directory / name for name in ("journal.md", "memory.json", "log.jsonl")]
+        paths[0].write_text(journal(memory), encoding="utf-8")
+        lessons = [asdict(e) for e in memory.experiences.values()]
+        data = {"format": MEMORY_FORMAT, "version": MEMORY_VERSION, "experiences": lessons}
+        paths[1].write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+        paths[2].unlink(missing_ok=True)
+        for records, summary in self.runs():
+            append_run(paths[2], records, summary)
+        paths[2].touch()
+        return paths
+
+    def _changed(self, lessons: Iterable[Experience]) -> list[Experience]:
+        """The lessons whose fields differ from what this store last read or wrote (~1 µs a lesson)."""
+        return [e for e in lessons if self._written.get(e.id) != lesson_key(e)]
+
+    def _remember(self, lessons: Iterable[Experience]) -> None:
+        for e in lessons:  # copy the lists: Memory appends to them in place
+            self._written[e.id] = tuple(list(v) if isinstance(v, list) else v for v in lesson_key(e))
+
+    def _write_lessons(self, lessons: list[Experience], task: int | None) -> None:
+        rows = [lesson_row(e) for e in lessons]
+        self.db.executemany(UPSERT_LESSON, rows)
+        self.db.executemany(INSERT_HISTORY, [row | {"task": task} for row in rows])
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE (take the write lock now, waiting up to the busy timeout), COMMIT on success,
+    ROLLBACK on any error: nothing of a failed write is kept."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def lesson_row(e: Experience) -> dict:
+    row = {name: getattr(e, name) for name in LESSON_FIELDS}
+    return row | {name: json.dumps(row[name], ensure_ascii=False) for name in LIST_FIELDS}
+
+
+def run_row(summary: RunSummary) -> dict:
+    answer = None if summary.answer is None else json.dumps(summary.answer, ensure_ascii=False)
+    return asdict(summary) | {"answer": answer}
