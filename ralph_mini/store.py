@@ -135,7 +135,7 @@ class Store:
                 if TABLES - tables:
                     raise ValueError(f"tables {sorted(TABLES - tables)} are missing")
                 if (check := db.execute("PRAGMA quick_check").fetchone()[0]) != "ok":
-                    raise ValueError(f"damaged: {check}")
+                    raise ValueError(f"damaged: {' '.join(check.split())}")
         except (sqlite3.DatabaseError, ValueError) as err:
             db.close()
             self._refuse(str(err))
