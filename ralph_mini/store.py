@@ -1,17 +1,17 @@
 """One SQLite file for a run's state: lessons with their history, the step log, the finished tasks.
 
 Why: a ``MemoryFile`` and a JSONL log have no shared commit point, so a run killed between them cannot
-be continued; and ``MemoryFile.update`` rewrites the whole JSON for one change. Here all one finished
+be continued, and ``MemoryFile.update`` rewrites the whole JSON for one change. Here all one finished
 task produced is ONE transaction (``commit_task``): after a crash or ``kill -9`` the file holds the state
-after the last committed task, never half of one, and ``completed_tasks`` says where to continue.
+after the last committed task, and ``completed_tasks`` says where to continue.
 
-- **WAL, synchronous=NORMAL**: a commit appends only the changed pages, so one lesson costs the same at
-  10 or 10k lessons. A kill loses no commit; a power cut may lose the last few, never half of one.
+- **WAL, synchronous=NORMAL**: a commit appends only the changed pages (one lesson costs the same at 10
+  or 10k). A kill loses no commit; a power cut may lose the last few, never half of one.
 - **Two processes**: each write is ``BEGIN IMMEDIATE`` (the other waits up to ``timeout`` s) and stores
   only the lessons changed since this store last read or wrote them, so two kernels adding lessons lose
   nothing. To change the *same* lessons from several processes use ``update`` (reloads under the lock).
 - **Not our file** (not SQLite, damaged, another format or version): ``StoreError`` names the file and
-  the fix, a copy goes to ``<name>.unreadable``, the file itself is left as it was.
+  the fix, keeps a copy at ``<name>.unreadable`` and leaves the file as it was.
 - **Readable**: ``export`` writes journal.md, memory.json (``MemoryFile``'s format) and log.jsonl
   (``append_run``'s lines); ``import_memory_file`` reads today's JSON memory files.
 
@@ -34,60 +34,53 @@ from ralph_mini.memory import Clock, Experience, Memory, MemoryConfig, MemoryFil
 
 FORMAT, VERSION = "ralph_mini.store", 1
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);  -- format, version
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);  -- format, version
 -- One row per lesson: the Experience fields, lists as JSON text. `number` keeps the order lessons were
 -- first stored in (the order Memory lists them). valid_from / invalid_from: when the lesson holds, NULL
 -- until a later issue fills them, and a write never changes them.
 CREATE TABLE IF NOT EXISTS lessons (
-    number INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, rule TEXT NOT NULL, task_type TEXT NOT NULL,
-    "trigger" TEXT NOT NULL, tools TEXT NOT NULL, result TEXT NOT NULL, failure_reason TEXT NOT NULL,
-    created_at TEXT NOT NULL, last_hit_at TEXT NOT NULL, confirmations INTEGER NOT NULL,
-    hits INTEGER NOT NULL, validations INTEGER NOT NULL, failures INTEGER NOT NULL,
-    calls_saved INTEGER NOT NULL, status TEXT NOT NULL, status_reason TEXT NOT NULL,
-    source_tasks TEXT NOT NULL, source_runs TEXT NOT NULL, valid_from TEXT, invalid_from TEXT);
--- One row each time a write changed a lesson: its votes and status over time. task: NULL outside a task.
+    number INTEGER PRIMARY KEY, id TEXT UNIQUE, rule TEXT, task_type TEXT, "trigger" TEXT, tools TEXT,
+    result TEXT, failure_reason TEXT, created_at TEXT, last_hit_at TEXT, confirmations INTEGER,
+    hits INTEGER, validations INTEGER, failures INTEGER, calls_saved INTEGER, status TEXT,
+    status_reason TEXT, source_tasks TEXT, source_runs TEXT, valid_from TEXT, invalid_from TEXT);
+-- One row each time a write changed a lesson: its votes and status over time (task NULL: outside a task).
 CREATE TABLE IF NOT EXISTS lesson_history (
-    lesson TEXT NOT NULL REFERENCES lessons(id), task INTEGER REFERENCES tasks(number),
-    confirmations INTEGER NOT NULL, hits INTEGER NOT NULL, validations INTEGER NOT NULL,
-    failures INTEGER NOT NULL, status TEXT NOT NULL, status_reason TEXT NOT NULL);
--- The task counter: one row per committed task, numbered 1, 2, ... with the caller's JSON.
-CREATE TABLE IF NOT EXISTS tasks (number INTEGER PRIMARY KEY, task_id TEXT NOT NULL, result TEXT);
--- The log: RunSummary rows (answer as JSON, correct as 0/1) and their LogRecord rows, in append order.
+    lesson TEXT REFERENCES lessons(id), task INTEGER REFERENCES tasks(number), confirmations INTEGER,
+    hits INTEGER, validations INTEGER, failures INTEGER, status TEXT, status_reason TEXT);
+-- The task counter: one row per committed task, numbered 1, 2, ... with the caller's JSON (or NULL).
+CREATE TABLE IF NOT EXISTS tasks (number INTEGER PRIMARY KEY, task_id TEXT, result TEXT);
+-- The log: RunSummary rows (answer as JSON or NULL, correct as 0/1) and their LogRecord rows, in order.
 CREATE TABLE IF NOT EXISTS runs (
-    number INTEGER PRIMARY KEY, task INTEGER NOT NULL REFERENCES tasks(number), run_id TEXT NOT NULL,
-    task_id TEXT NOT NULL, question TEXT NOT NULL, now TEXT NOT NULL, calls INTEGER NOT NULL,
-    wrong_calls INTEGER NOT NULL, latency_s REAL NOT NULL, tokens INTEGER NOT NULL, answer TEXT,
-    correct INTEGER NOT NULL, stop_reason TEXT NOT NULL);
+    number INTEGER PRIMARY KEY, task INTEGER REFERENCES tasks(number), run_id TEXT, task_id TEXT,
+    question TEXT, now TEXT, calls INTEGER, wrong_calls INTEGER, latency_s REAL, tokens INTEGER,
+    answer TEXT, correct INTEGER, stop_reason TEXT);
 CREATE TABLE IF NOT EXISTS steps (
-    number INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES runs(number), run_id TEXT NOT NULL,
-    step INTEGER NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL, status TEXT NOT NULL,
-    latency_s REAL NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
-    observation TEXT NOT NULL);
+    number INTEGER PRIMARY KEY, run INTEGER REFERENCES runs(number), run_id TEXT, step INTEGER, tool TEXT,
+    args TEXT, status TEXT, latency_s REAL, tokens_in INTEGER, tokens_out INTEGER, observation TEXT);
 """
 TABLES = {"meta", "lessons", "lesson_history", "tasks", "runs", "steps"}
 LESSON_FIELDS = tuple(f.name for f in fields(Experience))
 LIST_FIELDS = ("tools", "source_tasks", "source_runs")
+LIST_AT = tuple(LESSON_FIELDS.index(name) for name in LIST_FIELDS)
 VOTES = ("confirmations", "hits", "validations", "failures", "status", "status_reason")
 STEP_FIELDS = tuple(f.name for f in fields(LogRecord))
 RUN_FIELDS = tuple(f.name for f in fields(RunSummary))
 lesson_key = operator.attrgetter(*LESSON_FIELDS)  # Experience -> tuple of its fields, in C
 
 
-def columns(names: Iterable[str]) -> str:
-    return ", ".join(f'"{name}"' for name in names)
+def columns(names: Iterable[str], form: str = '"{}"') -> str:
+    """('id', 'rule') -> '"id", "rule"'; with form ':{}' -> ':id, :rule' (named parameters)."""
+    return ", ".join(form.format(name) for name in names)
 
 
-def placeholders(names: Iterable[str]) -> str:
-    return ", ".join(f":{name}" for name in names)
-
-
+P = ":{}"  # columns(names, P): named parameters
 UPSERT_LESSON = (  # valid_from / invalid_from are not in the SET list: a write keeps them
-    f"INSERT INTO lessons ({columns(LESSON_FIELDS)}) VALUES ({placeholders(LESSON_FIELDS)}) "
-    f"ON CONFLICT(id) DO UPDATE SET ({columns(LESSON_FIELDS)}) = ({placeholders(LESSON_FIELDS)})"
+    f"INSERT INTO lessons ({columns(LESSON_FIELDS)}) VALUES ({columns(LESSON_FIELDS, P)}) "
+    f"ON CONFLICT(id) DO UPDATE SET ({columns(LESSON_FIELDS)}) = ({columns(LESSON_FIELDS, P)})"
 )
-INSERT_HISTORY = f"INSERT INTO lesson_history VALUES (:id, :task, {placeholders(VOTES)})"
-INSERT_RUN = f"INSERT INTO runs (task, {columns(RUN_FIELDS)}) VALUES (:task, {placeholders(RUN_FIELDS)})"
-INSERT_STEP = f"INSERT INTO steps (run, {columns(STEP_FIELDS)}) VALUES (:run, {placeholders(STEP_FIELDS)})"
+INSERT_HISTORY = f"INSERT INTO lesson_history VALUES (:id, :task, {columns(VOTES, P)})"
+INSERT_RUN = f"INSERT INTO runs (task, {columns(RUN_FIELDS)}) VALUES (:task, {columns(RUN_FIELDS, P)})"
+INSERT_STEP = f"INSERT INTO steps (run, {columns(STEP_FIELDS)}) VALUES (:run, {columns(STEP_FIELDS, P)})"
 
 
 class StoreError(RuntimeError):
@@ -163,12 +156,17 @@ class Store:
         self.db.close()
 
     def _lessons(self) -> list[Experience]:
-        rows = self.db.execute(f"SELECT {columns(LESSON_FIELDS)} FROM lessons ORDER BY number")
-        lessons = []
-        for row in rows:
-            data = dict(zip(LESSON_FIELDS, row, strict=True))
-            lessons.append(Experience(**data | {name: json.loads(data[name]) for name in LIST_FIELDS}))
-        return lessons
+        rows = self.db.execute(f"SELECT {columns(LESSON_FIELDS)} FROM lessons ORDER BY number").fetchall()
+        # All lists in one json.loads: 3 calls per lesson cost 0.12 s at 10k lessons, this one 0.01 s.
+        lists = json.loads(
+            "[" + ",".join("[" + ",".join(row[i] for i in LIST_AT) + "]" for row in rows) + "]"
+        )
+        return [
+            Experience(
+                **dict(zip(LESSON_FIELDS, row, strict=True)) | dict(zip(LIST_FIELDS, decoded, strict=True))
+            )
+            for row, decoded in zip(rows, lists, strict=True)
+        ]
 
     def load_memory(self, clock: Clock, config: MemoryConfig | None = None) -> Memory:
         """The memory as of the last commit, lessons in the order they were first stored."""
@@ -256,10 +254,9 @@ class Store:
         lessons = [asdict(e) for e in memory.experiences.values()]
         data = {"format": MEMORY_FORMAT, "version": MEMORY_VERSION, "experiences": lessons}
         paths[1].write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
-        paths[2].unlink(missing_ok=True)
+        paths[2].write_text("")  # append_run appends
         for records, summary in self.runs():
             append_run(paths[2], records, summary)
-        paths[2].touch()
         return paths
 
     def _changed(self, lessons: Iterable[Experience]) -> list[Experience]:
@@ -267,8 +264,11 @@ class Store:
         return [e for e in lessons if self._written.get(e.id) != lesson_key(e)]
 
     def _remember(self, lessons: Iterable[Experience]) -> None:
-        for e in lessons:  # copy the lists: Memory appends to them in place
-            self._written[e.id] = tuple(list(v) if isinstance(v, list) else v for v in lesson_key(e))
+        for e in lessons:
+            key = list(lesson_key(e))
+            for i in LIST_AT:  # copy the lists: Memory appends to them in place
+                key[i] = key[i].copy()
+            self._written[e.id] = tuple(key)
 
     def _write_lessons(self, lessons: list[Experience], task: int | None) -> None:
         rows = [lesson_row(e) for e in lessons]
