@@ -19,6 +19,7 @@ import os
 import random
 import signal
 import sqlite3
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -362,26 +363,21 @@ def test_contrast_stale_commits_of_one_lesson_from_two_processes_lose_votes(tmp_
     assert len(store.completed_tasks()) == 2 * ADDS and len(lessons(store)) == 1 + 2 * ADDS  # the rest kept
 
 
-def creator(path: str, start) -> None:
-    start.wait()
-    Store(path).commit_task([], task_id=f"T{os.getpid()}")
-
-
-def test_three_processes_creating_one_store_at_once_all_succeed(tmp_path, processes):
-    """Switching a new file to WAL does not wait on the busy timeout: without a retry, about 1 round
-    in 25 had a creator fail with 'database is locked'."""
-    for round_ in range(20):
-        path, start = tmp_path / f"state-{round_}.sqlite", processes.Event()
-        children = [processes.Process(target=creator, args=(str(path), start)) for _ in range(3)]
-        for child in children:
-            child.start()
-        start.set()
-        for child in children:
-            child.join(timeout=60)
-        assert [child.exitcode for child in children] == [0, 0, 0], f"round {round_}"
-        store = Store(path)
-        assert [t.number for t in store.completed_tasks()] == [1, 2, 3]
-        assert store.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+def test_a_new_store_waits_while_another_connection_holds_the_file(tmp_path):
+    """Switching a new file to WAL fails at once, without waiting on the busy timeout, while another
+    connection holds a lock (two kernels creating one store at once): the store retries until it is free."""
+    path = tmp_path / "state.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # holds the file, as a second creator would
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    began = time.monotonic()
+    store = Store(path, timeout=10)
+    assert time.monotonic() - began >= 0.25  # it waited for the other connection, then went on
+    assert store.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert store.commit_task([], task_id="T1") == 1
+    release.join()
+    other.close()
 
 
 # --- kill -9 -------------------------------------------------------------------------------------
