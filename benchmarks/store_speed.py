@@ -22,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ralph_mini.memory import FakeClock, Memory, MemoryFile
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory import Memory
+from ralph_mini.memory_file import MemoryFile
 from ralph_mini.store import Store
 
 TARGET_MS = 2.0  # issue 17: one update at 10k lessons

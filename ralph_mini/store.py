@@ -27,10 +27,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from ralph_mini import memory_file
+from ralph_mini.clock import Clock
 from ralph_mini.log import LogRecord, RunSummary, append_run
-from ralph_mini.memory import FORMAT as MEMORY_FORMAT
-from ralph_mini.memory import VERSION as MEMORY_VERSION
-from ralph_mini.memory import Clock, Experience, Memory, MemoryConfig, MemoryFile, journal
+from ralph_mini.memory import Experience, Memory, MemoryConfig
+from ralph_mini.memory_file import MemoryFile, journal
 
 FORMAT, VERSION = "ralph_mini.store", 1
 SCHEMA = """
@@ -246,7 +247,7 @@ class Store:
         paths = [Path(directory, name) for name in ("journal.md", "memory.json", "log.jsonl")]
         paths[0].write_text(journal(memory), encoding="utf-8")
         lessons = [asdict(e) for e in memory.experiences.values()]
-        data = {"format": MEMORY_FORMAT, "version": MEMORY_VERSION, "experiences": lessons}
+        data = {"format": memory_file.FORMAT, "version": memory_file.VERSION, "experiences": lessons}
         paths[1].write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
         paths[2].write_text("")  # append_run appends
         for records, summary in self.runs():

@@ -26,8 +26,10 @@ from pathlib import Path
 
 import pytest
 
+from ralph_mini.clock import FakeClock
 from ralph_mini.log import LogRecord, RunSummary, append_run, load_log
-from ralph_mini.memory import FakeClock, Memory, MemoryFile, MemoryFileError, journal
+from ralph_mini.memory import Memory
+from ralph_mini.memory_file import MemoryFile, MemoryFileError, journal
 from ralph_mini.store import CompletedTask, Store, StoreError
 
 PAD = "x" * 20_000  # a task result of realistic size, so a commit writes several pages
