@@ -5,6 +5,12 @@ One source: instructors edit only the notebooks in ``exercises/solutions/``, the
     python exercises/make_student_version.py               # strip, clear, execute, write
     python exercises/make_student_version.py --no-execute  # strip and clear only (outputs empty)
     python exercises/make_student_version.py --instructor  # first re-run the instructor notebooks too
+    python exercises/make_student_version.py --handout ../ralph-student.zip  # the repository for students
+
+``--handout DIR`` (or ``FILE.zip``) writes the repository as students get it: every file git tracks,
+minus ``exercises/solutions/`` (the reference notebooks and modules) and minus ``tests/`` and ``.ci/``
+(the tests read the solutions). No ``.git``, so no history to recover them from. It then checks its
+own output: no solutions folder and no ``### BEGIN SOLUTION`` line (but in this script), or it fails.
 
 Executing gives the committed student notebooks their outputs ("Not attempted yet" under each check),
 which ``pytest --nbval`` then compares in strict mode.
@@ -22,9 +28,9 @@ starter written as comments after ``### STARTER``; the student version gets thos
 
     ### BEGIN SOLUTION
     @tool
-    def query_loyalty_points(customer_id: str) -> dict: ...
+    def lookup(order_id: str) -> dict: ...
     ### STARTER
-    # def query_loyalty_points(customer_id):
+    # def lookup(order_id):
     #     # YOUR CODE HERE
     #     raise NotImplementedError()
     ### END SOLUTION
@@ -34,13 +40,19 @@ Left out on purpose: nbgrader's grading, cell locking and hidden tests; ``ralph_
 
 import argparse
 import copy
+import shutil
+import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+LEFT_OUT = ("exercises/solutions/", "tests/", ".ci/")  # not in the students' handout (see --handout)
 BEGIN, STARTER, END = "### BEGIN SOLUTION", "### STARTER", "### END SOLUTION"
 
 
@@ -110,12 +122,68 @@ def instructor_notebooks(solutions: Path = HERE / "solutions") -> list[Path]:
     return sorted(solutions.glob("ex*.ipynb"))
 
 
+def handout_files(root: Path = ROOT) -> list[str]:
+    """The committed files students get: ``git ls-files`` minus ``LEFT_OUT`` (needs a git checkout)."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"--handout needs a git checkout of the kit at {root}: {listed.stderr.strip()}")
+    return [name for name in listed.stdout.split("\0") if name and not name.startswith(LEFT_OUT)]
+
+
+def solution_leaks(folder: Path) -> list[str]:
+    """Every path in ``folder`` that is a solutions folder, or has a ``### BEGIN SOLUTION`` marker line.
+
+    Only this script itself may hold the marker (its docstring explains it); a notebook counts when one
+    of its cells has the marker on a line of its own.
+    """
+    leaks = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir() and path.name == "solutions":
+            leaks.append(str(path.relative_to(folder)))
+        if not path.is_file() or path.name == Path(__file__).name:
+            continue
+        if path.suffix == ".ipynb":
+            sources = [cell.source for cell in nbformat.read(path, as_version=4).cells]
+        else:
+            sources = [path.read_text(encoding="utf-8", errors="replace")]
+        if any(line.strip() == BEGIN for source in sources for line in source.splitlines()):
+            leaks.append(str(path.relative_to(folder)))
+    return leaks
+
+
+def write_handout(target: Path, root: Path = ROOT) -> int:
+    """Copy the students' files into ``target`` (a new folder, or a .zip); return how many files."""
+    with tempfile.TemporaryDirectory(prefix="ralph-handout-") as tmp:
+        staging = Path(tmp) / "ralph_mini"
+        names = handout_files(root)
+        for name in names:
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, staging / name)
+        leaks = solution_leaks(staging)
+        if leaks:
+            raise SystemExit(f"solutions would leak into the handout, not written: {leaks}")
+        if target.suffix == ".zip":
+            with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+                for name in names:
+                    archive.write(staging / name, f"ralph_mini/{name}")
+        elif target.exists():
+            raise SystemExit(f"{target} exists: give a new folder (or a .zip) for the handout")
+        else:
+            shutil.copytree(staging, target)
+    return len(names)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-execute", action="store_true", help="leave outputs empty")
     parser.add_argument("--instructor", action="store_true", help="re-execute the instructor notebooks")
     parser.add_argument("--out", type=Path, default=HERE, help="where to write (default: exercises/)")
+    parser.add_argument("--handout", type=Path, help="write the students' repository (no solutions) here")
     args = parser.parse_args(argv)
+    if args.handout:
+        count = write_handout(args.handout)
+        print(f"wrote {args.handout}: {count} files, no exercises/solutions/, no tests/, no .git")
+        return 0
     for path in instructor_notebooks():
         instructor = nbformat.read(path, as_version=4)
         if args.instructor:
