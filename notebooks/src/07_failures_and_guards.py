@@ -7,18 +7,20 @@
 #
 # | # | fault | guard | where |
 # |---|---|---|---|
-# | 1 | the model sends odd replies | each becomes an observation; `max_pitfall_depth` stops the run | `react.py` |
-# | 2 | a tool raises, or hangs | the error is an observation; `tool_timeout_s` | `react.py`, `tools.py` |
+# | 1 | the model sends odd replies | each becomes an observation; `max_pitfall_depth` stops the run | `hardening.py`, `react.py` |
+# | 2 | a tool raises, or hangs | the error is an observation; `tool_timeout_s` | `hardening.py`, `tools.py` |
 # | 3 | the model's server is down, or silent | one `ModelError` naming the setting to fix | `model.py` |
-# | 4 | context bloat | compressed, capped observations; core tools only; the injection budget | `tools.py`, `react.py`, `retrieval.py` |
+# | 4 | context bloat | compressed, capped observations; core tools only; the injection budget | `tools.py`, `hardening.py`, `retrieval.py` |
 # | 5 | vague reflections | the template validator and bounded re-asks | `reflect.py` |
 # | 6 | memory pollution | the write threshold and down-votes | `memory.py` |
-# | 7 | prompt injection through a tool result | one path to memory, the rule grammar, the rule vocabulary, the tool list | `loop.py`, `memory.py` |
-# | 8 | a corrupted memory file | a clear error and a backup, never a silent reset | `memory.py` |
-# | 9 | a writer killed mid-write | a temporary file and an atomic rename | `memory.py` |
-# | 10 | two kernels writing at once | a file lock and `update()` | `memory.py` |
+# | 7 | prompt injection through a tool result | one path to memory, the rule grammar, the rule vocabulary, the tool list | `loop.py`, `lesson_guards.py` |
+# | 8 | a corrupted memory file | a clear error and a backup, never a silent reset | `memory_file.py` |
+# | 9 | a writer killed mid-write | a temporary file and an atomic rename | `memory_file.py` |
+# | 10 | two kernels writing at once | a file lock and `update()` | `memory_file.py` |
 #
-# Each section ends by adding one row to `faults`, the table this notebook closes with.
+# The ReAct loop of notebook 01 (`react.py`) stays short because everything that keeps it alive when a
+# model or a tool misbehaves lives in one module of its own, `hardening.py`: read it next to this
+# notebook. Each section ends by adding one row to `faults`, the table this notebook closes with.
 
 # %%
 import dataclasses
