@@ -38,6 +38,7 @@ from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve,
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
 tools = suite.world.tools()
+MemoryConfig()  # the guards' defaults, as in the table above
 
 # %% [markdown]
 # ## The agent with a memory
@@ -189,7 +190,7 @@ pollution
 # %% [markdown]
 # Without guards the rule costs eight wrong answers out of fifty, every one an order the cache does not
 # hold (paid but uncached, or refunded), and it even *looks* efficient: 1.32 calls per task, fewer than
-# the 1.70 with the guards. Each of the eight wrong answers down-votes it, but with no limit on failures
+# the 1.7 with the guards. Each of the eight wrong answers down-votes it, but with no limit on failures
 # it is never removed: it stays in memory, active, to the last task. With the write threshold it never
 # leaves the candidates. Forced in, it does harm twice, is down-voted twice and removed. It stays in the
 # file, flagged, so a person can see what happened.
