@@ -37,9 +37,9 @@ print(inspect.getsource(run_task))
 # Every parameter of the loop is a named field of one `LoopConfig`, with the seed's default. That
 # includes notebook 05's injection budget: the lessons planned into a prompt are at most `top_k=3`
 # and take at most `injection_budget=0.15` of `context_tokens=8192`, that is 1228 tokens.
-# `bench.run_agent` hands these three fields to the vector planner (`retrieval.make_planner`); change
-# them here, not there. The memory's own tunables (write threshold, down-votes, decay) are the fields
-# of `MemoryConfig()` (notebook 04).
+# `bench.run_agent` hands these three fields to the vector planner (`retrieval.make_planner`), so
+# `LoopConfig(injection_budget=0.1)` is all it takes to try another budget. The memory's own tunables
+# (write threshold, down-votes, decay) are the fields of `MemoryConfig()` (notebook 04).
 
 # %%
 config = LoopConfig()
