@@ -18,7 +18,7 @@
 # %%
 from ralph_mini import grade, make_suite, model_from_env, run_react
 from ralph_mini.log import format_for_reflection, log_run
-from ralph_mini.measure import record, run_suite, summarize
+from ralph_mini.measure import by_kind, record, run_suite, summarize
 from ralph_mini.reflect import ask_untemplated, quick_review, reflect, validate_reflection
 
 model = model_from_env()
@@ -101,6 +101,11 @@ print(nothing.ok, "|", nothing.reason[:160])
 # from run-time signals only (no grader), it counts wrong and redundant calls and says whether retrying
 # with a refined plan is worth it. Here the answer is complete, so no retry: the waste goes to the
 # slow loop instead.
+#
+# The quick review asks for a retry (`retry=True`) only when a run has no usable answer: none at all,
+# because the run hit `max_steps` or `max_pitfall_depth`, or one without a status or an amount. Then
+# the *fast loop* reflects on that run at once and runs the task again with the rules. Notebook 06
+# shows it firing, on a run that used up its model turns before answering.
 
 # %%
 quick_review(wasteful)
@@ -136,6 +141,12 @@ pd.DataFrame([before, after]).set_index("agent").T
 
 # %% [markdown]
 # Calls per task fall from 2.82 to 1.64 (the oracle needs 1.52), wrong calls from 17 to 0, and every
-# answer stays correct. The rest of the gap is orders that do not exist: this one run never showed the
-# reflector a missing order, so it could not write a rule for one. That is why the Ralph Loop reflects
-# on many runs and keeps what it learns in a *memory*: notebook 04.
+# answer stays correct. Where the rest of the gap is, by kind of order:
+
+# %%
+pd.DataFrame(by_kind([record(t) for t in with_rules])).set_index("kind")
+
+# %% [markdown]
+# Every kind is at the oracle except orders that do not exist (3 calls where 2 do): this one run never
+# showed the reflector a missing order, so it could not write a rule for one. That is why the Ralph
+# Loop reflects on many runs and keeps what it learns in a *memory*: notebook 04.

@@ -15,7 +15,7 @@
 # 4. if the run wasted calls, **reflect** (notebook 03) and *offer* the rules to memory. Memory decides.
 #
 # The hard part is step 4. The article's lesson: a few rules learned from a special case, retrieved for
-# ordinary tasks, made the agent *worse*. Hence the guards, all in `ralph_mini/memory.py`:
+# ordinary tasks, made the agent *worse*. Hence the guards, in `ralph_mini/memory.py` and `ralph_mini/lesson_guards.py`:
 #
 # | guard | what it does | default |
 # |---|---|---|
@@ -38,6 +38,7 @@ from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve,
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
 tools = suite.world.tools()
+MemoryConfig()  # the guards' defaults, as in the table above
 
 # %% [markdown]
 # ## The agent with a memory
@@ -92,6 +93,38 @@ pd.DataFrame(rows).set_index("agent").T
 print(journal(memory))
 
 # %% [markdown]
+# Each line carries two numbers. **Confidence** is how general the rule has proved, from 0 to 1. Its
+# evidence is every separate task whose reflection proposed it (the journal's "tasks") plus every run
+# with it in play that ended correct ("ok"). With n pieces of evidence it is n / (n + 1): one
+# confirmation gives 0.5 (the candidate above), 48 give 0.98 (the first rule). Why: a rule that held in many separate tasks is more likely
+# to be general than one seen once, yet no count makes it certain. That is multiplied by its track
+# record, (ok + 1) / (ok + wrong + 1), so wrong answers with the rule in play pull it down. A rule that
+# names one order, customer, amount or date gets 0 however often it was seen: it cannot be general.
+# (`Experience.confidence` and `generalization_confidence` in `ralph_mini/memory.py`.) **Weight** is
+# confidence times the decay of the section on time below, and 0 for a rule that is not active: it is
+# what retrieval ranks by. The numbers behind the journal:
+
+# %%
+from ralph_mini.memory import generalization_confidence
+
+pd.DataFrame(
+    {
+        "rule": e.rule,
+        "n = tasks + ok": e.confirmations + e.validations,
+        "n / (n + 1)": generalization_confidence(e.rule, e.confirmations + e.validations),
+        "track record": (e.validations + 1) / (e.validations + e.failures + 1),
+        "confidence": e.confidence,
+    }
+    for e in memory.experiences.values()
+).set_index("rule").round(2)
+
+# %% [markdown]
+# And a rule that names an order scores 0, even with fifty pieces of evidence:
+
+# %%
+generalization_confidence("when query_local_cache finds nothing: answer for E404", evidence=50)
+
+# %% [markdown]
 # The same memory, live. The sliders *preview* other settings without changing the memory: a shorter
 # half-life or expiry fades and expires rules sooner; a write threshold of 1 shows which candidates a
 # single task would have written (grey rows are never retrieved). **Export journal** writes the journal
@@ -117,9 +150,10 @@ Memory(FakeClock()).propose(BAD + " for E404", task_id="special", run_id="S1")[0
 
 # %% [markdown]
 # Without the id it is a perfectly general-*looking* rule. Run the same 50 tasks three times with it
-# planted in an empty memory: once with the guards switched off (written at once, never down-voted),
-# once with the guards (the write threshold keeps it a candidate), and once forced past the threshold
-# (someone claims it saves many calls), so only the down-votes can save us.
+# planted in an empty memory: once with the guards switched off (written at once; each wrong answer
+# still down-votes it, but with no limit on failures it is never removed), once with the guards (the
+# write threshold keeps it a candidate), and once forced past the threshold (someone claims it saves
+# many calls), so only the down-votes can save us.
 
 
 # %%
@@ -136,6 +170,8 @@ def planted_run(config: MemoryConfig, calls_saved: int = 0) -> dict:
         "memory": decision,
         "correct": sum(r.correct for r in records),
         "wrong answers": sum(not r.correct for r in records),
+        "wrong on": ", ".join(sorted({r.kind for r in records if not r.correct})) or "-",
+        "down-votes": sum(n.startswith("down-voted") for n in blamed),
         "calls/task": round(sum(r.calls for r in records) / len(records), 2),
         "what happened to the rule": blamed[-1] if blamed else "never used",
     }
@@ -152,10 +188,12 @@ pollution = pd.DataFrame(
 pollution
 
 # %% [markdown]
-# Without guards the rule costs eight wrong answers out of fifty, every order too old for the cache,
-# and it even *looks* efficient: fewer calls per task. With the write threshold it never leaves the
-# candidates. Forced in, it does harm twice, is down-voted twice and removed. It stays in the file,
-# flagged, so a person can see what happened.
+# Without guards the rule costs eight wrong answers out of fifty, every one an order the cache does not
+# hold (paid but uncached, or refunded), and it even *looks* efficient: 1.32 calls per task, fewer than
+# the 1.7 with the guards. Each of the eight wrong answers down-votes it, but with no limit on failures
+# it is never removed: it stays in memory, active, to the last task. With the write threshold it never
+# leaves the candidates. Forced in, it does harm twice, is down-voted twice and removed. It stays in the
+# file, flagged, so a person can see what happened.
 #
 # ## Time: decay and expiry
 #

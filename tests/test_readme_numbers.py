@@ -1,0 +1,203 @@
+"""Every number in the README's result tables comes from a command the repo keeps (issue 13).
+
+Each test reruns the command a README table (or a sentence quoting a result) was made from, on the
+offline model, and compares: a table's rows must be exactly the computed rows, cell by cell; a
+sentence must contain the computed numbers as the README writes them. When a change to the kit moves
+a number, this fails and names the row, the column, the README's value and the measured one: rerun
+the command and update the README (and the notebook it came from), never the other way round.
+
+Not covered here, because their source is not cheap or not offline: the MiniLM hit rates (torch and a
+model download, ``python benchmarks/retrieval.py --minilm``), the faiss speed-up (wall-clock), the
+tiny real model's numbers (``docs/real_models.md``, cassettes) and the run times of the test suite.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ralph_mini import OfflineModel, grade, make_suite, run_react
+from ralph_mini.bench import BARE, RALPH, run_agent
+from ralph_mini.clock import FakeClock
+from ralph_mini.log import format_for_reflection, log_run
+from ralph_mini.loop import LoopConfig, run_loop
+from ralph_mini.measure import record, run_suite, summarize, windows
+from ralph_mini.memory import Memory, MemoryConfig
+from ralph_mini.reflect import reflect
+from ralph_mini.retrieval import (
+    Retriever,
+    build_labelled_memory,
+    hit_rates,
+    injected_tokens,
+    load_labelled_set,
+    select_within_budget,
+)
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+COLUMN_KEYS = {"oracle": "oracle calls/task"}  # README header -> ``measure.summarize`` key, where they differ
+
+
+def markdown_tables(text: str) -> list[list[dict[str, str]]]:
+    """Every pipe table in ``text``, as rows of {header: cell}."""
+    tables, block = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+            continue
+        if len(block) > 2:
+            header, rows = block[0], block[2:]  # block[1] is the |---| line
+            tables.append([dict(zip(header, row, strict=True)) for row in rows])
+        block = []
+    return tables
+
+
+def readme_table(first_cell: str) -> list[dict[str, str]]:
+    """The one README table with a row whose first cell is ``first_cell``."""
+    text = README.read_text(encoding="utf-8")
+    found = [t for t in markdown_tables(text) if any(next(iter(row.values())) == first_cell for row in t)]
+    assert len(found) == 1, f"expected one README table with a row {first_cell!r}, found {len(found)}"
+    return found[0]
+
+
+def same(cell: str, value) -> bool:
+    """A README cell states ``value``: the same number (2.80 states 2.8), or the same text ('50/50')."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return float(cell) == float(value)
+        except ValueError:
+            return False
+    return cell == str(value)
+
+
+def assert_table(table: list[dict[str, str]], computed: list[dict], key_columns: tuple[str, ...]) -> None:
+    """The README rows are exactly the computed rows, in order, every cell equal."""
+    names = [tuple(row[c] for c in key_columns) for row in table]
+    expected = [tuple(str(row[COLUMN_KEYS.get(c, c)]) for c in key_columns) for row in computed]
+    assert names == expected, f"README rows {names}, the command gives {expected}"
+    for row, numbers in zip(table, computed, strict=True):
+        for column, cell in row.items():
+            value = numbers[COLUMN_KEYS.get(column, column)]
+            assert same(cell, value), (
+                f"README row {row[key_columns[0]]!r}, {column!r}: {cell}, measured {value}"
+            )
+
+
+def assert_says(sentence: str) -> None:
+    """The README contains ``sentence`` (line breaks are spaces: sentences wrap anywhere)."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert sentence in text, f"README.md should say, with the measured numbers: {sentence!r}"
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return make_suite(n=50, seed=7)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return OfflineModel(seed=0)
+
+
+@pytest.fixture(scope="module")
+def bare(suite, model) -> list:
+    return [record(t) for t in run_suite(suite.tasks, model, suite.world.tools())]
+
+
+@pytest.fixture(scope="module")
+def benchmark(suite, model) -> dict:
+    """``python -m ralph_mini bench`` without ablations: bare ReAct and the Ralph Loop, per window."""
+    tools = suite.world.tools()
+    return {agent.name: run_agent(agent, suite.tasks, model, tools)[0] for agent in (BARE, RALPH)}
+
+
+def test_notebook_01_baseline_table(suite, model, bare):
+    core = [record(t) for t in run_suite(suite.tasks, model, suite.world.tools(core_only=True))]
+    computed = [summarize(bare, "bare ReAct, all 9 tools"), summarize(core, "bare ReAct, 3 core tools")]
+    assert_table(readme_table("bare ReAct, all 9 tools"), computed, ("agent",))
+
+
+def test_notebook_03_one_reflection_table(suite, model, bare):
+    tools = suite.world.tools()
+    task = suite.tasks[1]  # B456, as in notebook 03
+    wasteful = run_react(task, model, tools)
+    log_text = format_for_reflection(*log_run(wasteful, "R002", grade(task, wasteful.answer).correct))
+    reflection = reflect(log_text, model, tools)
+    after = [record(t) for t in run_suite(suite.tasks, model, tools, lessons=reflection.rules)]
+    computed = [summarize(bare, "bare ReAct"), summarize(after, "bare ReAct + 1 reflection")]
+    assert_table(readme_table("bare ReAct + 1 reflection"), computed, ("agent",))
+
+
+def test_benchmark_table(benchmark):
+    computed = [row for name, records in benchmark.items() for row in windows(records, name)[:2]]
+    assert_table(readme_table("Ralph Loop"), computed, ("agent", "tasks"))
+
+
+def test_benchmark_sentence(benchmark):
+    every_bare = windows(benchmark[BARE.name], BARE.name)[2]
+    late_ralph = windows(benchmark[RALPH.name], RALPH.name)[1]
+    sentence = (
+        f"goes {every_bare['calls/task']:.2f} -> {late_ralph['calls/task']:.2f} calls and "
+        f"{every_bare['virtual s/task']} -> {late_ralph['virtual s/task']} virtual seconds"
+    )
+    assert_says(sentence)
+
+
+def planted_wrong_answers(suite, model, config: MemoryConfig, calls_saved: int = 0) -> int:
+    """Notebook 04's pollution experiment: a bad rule planted in an empty memory, 50 tasks."""
+    clock = FakeClock()
+    memory = Memory(clock, config)
+    memory.propose("when query_local_cache finds nothing: answer", task_id="special", run_id="S1",
+                   calls_saved=calls_saved)  # fmt: skip
+    runs = run_loop(suite.tasks, model, suite.world.tools(), memory,
+                    between_tasks=lambda m: clock.advance(hours=6))  # fmt: skip
+    return sum(not r.correct for r in runs)
+
+
+def test_notebook_04_sentence(suite, model, bare):
+    clock = FakeClock()
+    results = run_loop(suite.tasks, model, suite.world.tools(), Memory(clock),
+                       between_tasks=lambda m: clock.advance(hours=6))  # fmt: skip
+    late, late_bare = summarize([r.record for r in results[20:]], "memory"), summarize(bare[20:], "bare")
+    no_guards = MemoryConfig(confirm_threshold=1, max_failures=10**9)
+    wrong = [
+        planted_wrong_answers(suite, model, no_guards),
+        planted_wrong_answers(suite, model, MemoryConfig()),
+        planted_wrong_answers(suite, model, MemoryConfig(), calls_saved=5),
+    ]
+    assert_says(
+        f"tasks 21-50: {late['calls/task']:.2f} calls per task (oracle {late['oracle calls/task']:.2f}, bare "
+        f"ReAct {late_bare['calls/task']:.2f}), {late['wrong calls']} wrong calls (bare ReAct "
+        f"{late_bare['wrong calls']}), {late['correct']} correct, {late['tokens/task']} tokens per task with "
+        f"reflections included (bare ReAct {late_bare['tokens/task']})"
+    )
+    assert_says(
+        f"{wrong[0]} wrong answers out of 50 with the guards off, {wrong[1]} with the write threshold, "
+        f"{wrong[2]} (then removed by down-votes)"
+    )
+
+
+def test_notebook_05_sentence():
+    memory = Memory(FakeClock())
+    keys = build_labelled_memory(memory)
+    tables = {mode: hit_rates(Retriever(memory, mode=mode), keys) for mode in Retriever.MODES}
+    top3 = {mode: sum(row["hit@3"] for row in table.values()) for mode, table in tables.items()}
+    chinese = {mode: table["Chinese"]["hit@3"] for mode, table in tables.items()}
+    retriever = Retriever(memory)
+    ranked = [
+        [h.experience for h in retriever.search(q["text"], k=10)] for q in load_labelled_set()["queries"]
+    ]
+    free = round(sum(injected_tokens(r) for r in ranked) / len(ranked), 1)
+    capped = round(sum(injected_tokens(select_within_budget(r, 8192)) for r in ranked) / len(ranked), 1)
+    assert_says(
+        f"keyword {top3['keyword']}, vector {top3['vector']}, hybrid {top3['hybrid']} (Chinese questions: "
+        f"{chinese['keyword']}, {chinese['vector']}, {chinese['hybrid']} of 10)"
+    )
+    assert_says(f"Injected tokens per question: {free} without the budget, {capped} with it.")
+
+
+def test_lessons_table_budget_matches_loop_config():
+    config = LoopConfig()
+    row = next(r for r in readme_table("`05_vector_retrieval.ipynb`") if r["notebook"].startswith("`05"))
+    assert re.search(
+        rf"\b{round(config.injection_budget * 100)}% / {config.top_k}-lesson", row["what it adds"]
+    )
