@@ -42,7 +42,8 @@ def markdown_tables(text: str) -> list[list[dict[str, str]]]:
     tables, block = [], []
     for line in [*text.splitlines(), ""]:
         if line.startswith("|"):
-            block.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+            cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))  # a "\|" inside a cell is text
+            block.append([cell.strip() for cell in cells])
             continue
         if len(block) > 2:
             header, rows = block[0], block[2:]  # block[1] is the |---| line
