@@ -21,6 +21,7 @@ resuming with other options (start a new directory instead).
 import json
 import os
 import re
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -98,6 +99,20 @@ def progress_text(directory: Path) -> str:
         done.append(f"{path.stem}: {len(store.completed_tasks())} tasks done")
         store.close()
     return ", ".join(done) or "no task done yet"
+
+
+def tasks_done(directory: str | Path, agent: str) -> int:
+    """How many tasks an agent's store in ``directory`` holds (0: none yet). Reads without creating,
+    locking or checking anything, so it can watch a bench that is running (notebook 07)."""
+    uri = (Path(directory) / f"{slug(agent)}.sqlite").absolute().as_uri() + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+        try:
+            return db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:  # no file yet, or its tables not made yet
+        return 0
 
 
 def check_resumable(store: Store, tasks: Sequence[Task]) -> int:

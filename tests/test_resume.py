@@ -25,6 +25,7 @@ from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
 from ralph_mini.memory import Memory
 from ralph_mini.offline import OfflineModel
+from ralph_mini.run_state import tasks_done
 from ralph_mini.store import Store
 from ralph_mini.suite import make_suite
 
@@ -98,19 +99,6 @@ def finished(state: Path, stdout: str) -> dict:
     }
 
 
-def committed(state: Path, agent: str) -> int:
-    """How many tasks an agent's store holds, read without creating or locking anything."""
-    path = state / f"{agent}.sqlite"
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            return db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:  # not there yet, or its tables not made yet
-        return 0
-
-
 def wait_for(condition, timeout: float = 60.0) -> float:
     """Poll every millisecond until ``condition()``; returns the time it became true."""
     deadline = time.perf_counter() + timeout
@@ -127,7 +115,7 @@ def test_bench_killed_at_random_moments_and_resumed_equals_an_uninterrupted_run(
     reference = tmp_path / "reference"
     process = subprocess.Popen(bench(reference), stdout=subprocess.PIPE, text=True)
     started = wait_for(lambda: (reference / "settings.json").exists())
-    window = wait_for(lambda: committed(reference, AGENTS[-1]) == 20) - started
+    window = wait_for(lambda: tasks_done(reference, AGENTS[-1]) == 20) - started
     expected = finished(reference, process.communicate()[0])
     assert process.returncode == 0
     seed = random.randrange(2**32)
@@ -145,7 +133,7 @@ def test_bench_killed_at_random_moments_and_resumed_equals_an_uninterrupted_run(
             continue
         process.send_signal(signal.SIGKILL)
         process.wait()
-        points.append((round(delay, 3), tuple(committed(state, agent) for agent in AGENTS)))
+        points.append((round(delay, 3), tuple(tasks_done(state, agent) for agent in AGENTS)))
         resumed = subprocess.run(bench(state, "--resume"), capture_output=True, text=True, check=True)
         assert finished(state, resumed.stdout) == expected, f"seed {seed}: killed at {points[-1]}"
     print(f"seed {seed}; commit window {window:.3f} s; killed at (s, tasks done by {AGENTS}): {points}")
