@@ -256,18 +256,18 @@ def run_loop(
     run: load ``memory`` from the store, rebuild ``history`` with ``resume_point``, and pass the tasks
     not yet done; ``first``, the number of the first of them, defaults to ``len(history) + 1``. Returns
     ``history`` and the new results."""
-    history = list(history)
-    first = len(history) + 1 if first is None else first
-    for number, task in enumerate(progress(tasks) if progress else tasks, first):
+    results = list(history)
+    start = len(results) + 1 if first is None else first
+    for number, task in enumerate(progress(tasks) if progress else tasks, start):
         run_id = f"R{number:03d}"
-        result = run_task(task, model, tools, memory, history, config=config, run_id=run_id,
+        result = run_task(task, model, tools, memory, results, config=config, run_id=run_id,
                           retrieve_plan=retrieve_plan, reflector=reflector)  # fmt: skip
-        history.append(result)
+        results.append(result)
         if between_tasks:
             between_tasks(memory)
         if store is not None:
             commit(store, memory, result, run_id)
-    return history
+    return results
 
 
 def commit(store: Store, memory: Memory, result: TaskResult, run_id: str) -> None:
