@@ -13,12 +13,14 @@ from dataclasses import dataclass, field, replace
 
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
-from ralph_mini.loop import LoopConfig, TaskResult, run_loop
+from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
 from ralph_mini.measure import RunRecord, format_table, record, run_suite, windows
 from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.offline import OfflineModel
 from ralph_mini.retrieval import Retriever, make_planner
+from ralph_mini.run_state import StateError, check_resumable, export_state, open_state, run_bare
+from ralph_mini.store import Store, StoreError
 from ralph_mini.suite import Task, make_suite
 from ralph_mini.tools import Tool
 
@@ -64,15 +66,23 @@ def run_agent(
     *,
     hours_between_tasks: float = 6.0,
     progress: Callable[[Iterable], Iterable] | None = None,
+    store: Store | None = None,
 ) -> tuple[list[RunRecord], Memory | None, list[TaskResult]]:
-    """Run one agent over the suite from an empty memory; returns records, the memory and the results."""
+    """Run one agent over the suite from an empty memory; returns records, the memory and the results.
+    With a ``store`` every task is committed to it, and the tasks it already holds are not run again:
+    the run continues from its memory, history and clock (``bench --state DIR --resume``)."""
     if not agent.ralph:
+        if store is not None:
+            return run_bare(tasks, model, tools, store, progress), None, []
         return [record(t) for t in run_suite(tasks, model, tools, progress=progress)], None, []
-    clock = FakeClock()
-    memory = Memory(clock, agent.memory)
+    if store is not None:
+        check_resumable(store, tasks)
+    history, now = resume_point(store) if store is not None else ([], None)
+    clock = FakeClock() if now is None else FakeClock(now)
+    memory = Memory(clock, agent.memory) if store is None else store.load_memory(clock, agent.memory)
     planner = agent_planner(agent, memory)
     results = run_loop(
-        tasks,
+        tasks[len(history) :],
         model,
         tools,
         memory,
@@ -80,6 +90,8 @@ def run_agent(
         between_tasks=lambda _: clock.advance(hours=hours_between_tasks),
         retrieve_plan=planner,
         progress=progress,
+        store=store,
+        history=history,
     )
     return [r.record for r in results], memory, results
 
@@ -91,7 +103,8 @@ SEED_ARTICLE = {  # what the seed article reports for its 50 real tasks (tasks 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m ralph_mini bench [--tasks 50] [--seed 7] [--model offline|env] [--ablations]``."""
+    """``python -m ralph_mini bench [--tasks 50] [--seed 7] [--model offline|env] [--ablations]
+    [--state DIR [--resume]]``."""
     import argparse
     import time
 
@@ -103,7 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model-seed", type=int, default=0, help="offline model seed (default 0)")
     parser.add_argument("--ablations", action="store_true", help="also run each ablation of the Ralph Loop")
     parser.add_argument("--plot", default="runs/learning_curve.png", help="where to write the learning curve")
+    state_help = "keep each agent's state in DIR (one SQLite file per agent, committed after every task)"
+    parser.add_argument("--state", metavar="DIR", help=state_help)
+    parser.add_argument("--resume", action="store_true", help="finish the run kept in --state DIR")
     args = parser.parse_args(argv)
+    if args.resume and not args.state:
+        parser.error("--resume needs --state DIR, the directory of the run to finish")
 
     started = time.perf_counter()
     suite = make_suite(n=args.tasks, seed=args.seed)
@@ -111,13 +129,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     tools = suite.world.tools()
     split = min(20, args.tasks // 2)
     agents = [BARE, RALPH, *(ABLATIONS if args.ablations else ())]
-    records = {agent.name: run_agent(agent, suite.tasks, model, tools)[0] for agent in agents}
+    settings = {key: vars(args)[key] for key in ("tasks", "seed", "model", "model_seed", "ablations")}
+    try:
+        stores = open_state(args.state, [a.name for a in agents], settings, args.resume) if args.state else {}
+        runs = {a.name: run_agent(a, suite.tasks, model, tools, store=stores.get(a.name)) for a in agents}
+    except (StateError, StoreError) as err:
+        parser.error(str(err))
+    records = {name: run[0] for name, run in runs.items()}
+    for agent in agents:
+        if agent.name in stores:
+            memory = runs[agent.name][1]
+            export_state(stores[agent.name], memory.clock if memory else None, agent.memory)
+            stores[agent.name].close()
     print(f"model {model!r}, {args.tasks} tasks (suite seed {args.seed}), {len(tools)} tools\n")
     print(format_table([row for name, recs in records.items() for row in windows(recs, name, split)]))
     print("\nthe seed article, for comparison (real model, real latencies):")
     print(format_table([{"agent": name, **numbers} for name, numbers in SEED_ARTICLE.items()]))
     curves = {name: records[name] for name in (BARE.name, RALPH.name)}
     write_learning_curve(curves, [t.oracle_calls for t in suite.tasks], args.plot)
+    if args.state:
+        print(f"state kept in {args.state}: one SQLite file per agent, a readable export in a folder each")
     print(f"learning curve written to {args.plot}; took {time.perf_counter() - started:.1f} s")
     return 0
 

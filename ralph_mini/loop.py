@@ -19,7 +19,8 @@ One task, top to bottom (``run_task``):
 Data flows one way: the executor returns the lessons it asked for mid-run (``trace.added_lessons``);
 each task is graded once, here, and the verdict is passed to the log and to memory. Expiry is swept
 once at the start of each task, explicitly. Everything the loop knows between tasks lives in
-``memory`` and in the ``history`` it is handed: no hidden state.
+``memory`` and in the ``history`` it is handed: no hidden state. So a ``Store`` that commits both after
+each task lets a killed run resume exactly where it stopped (``run_loop(store=...)``, notebook 07).
 
 Left out on purpose: parallel tasks, and a separate LLM planning call (the injected lessons *are* the
 plan; a planner call would cost a model turn per task).
@@ -27,7 +28,9 @@ plan; a planner call would cost a model turn per task).
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from ralph_mini import history_json
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
@@ -37,6 +40,7 @@ from ralph_mini.model import ChatModel
 from ralph_mini.react import Step, Trace, run_react
 from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
 from ralph_mini.rules import parse_rule
+from ralph_mini.store import Store
 from ralph_mini.suite import Task, grade
 from ralph_mini.tools import Tool
 
@@ -81,6 +85,14 @@ class TaskResult:
     @property
     def record(self) -> RunRecord:
         return record(self.trace, self.correct, self.extra_tokens, self.extra_latency_s)
+
+    def to_json(self) -> dict:
+        """All of this result as JSON-ready data, for a store; ``from_json`` rebuilds it exactly."""
+        return history_json.result_to_json(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TaskResult":
+        return cls(**history_json.result_fields(data))
 
 
 def run_task(
@@ -234,13 +246,44 @@ def run_loop(
     retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
     reflector: ChatModel | None = None,
     progress: Callable | None = None,
+    store: Store | None = None,
+    history: Sequence[TaskResult] = (),
+    first: int | None = None,
 ) -> list[TaskResult]:
-    """The Ralph Loop over a suite, in order: each task can use what the earlier ones taught."""
-    history: list[TaskResult] = []
-    for number, task in enumerate(progress(tasks) if progress else tasks, 1):
-        result = run_task(task, model, tools, memory, history, config=config, run_id=f"R{number:03d}",
+    """The Ralph Loop over a suite, in order: each task can use what the earlier ones taught.
+
+    With a ``store``, each finished task is committed after ``between_tasks`` (``commit``). To resume a
+    run: load ``memory`` from the store, rebuild ``history`` with ``resume_point``, and pass the tasks
+    not yet done; ``first``, the number of the first of them, defaults to ``len(history) + 1``. Returns
+    ``history`` and the new results."""
+    results = list(history)
+    start = len(results) + 1 if first is None else first
+    for number, task in enumerate(progress(tasks) if progress else tasks, start):
+        run_id = f"R{number:03d}"
+        result = run_task(task, model, tools, memory, results, config=config, run_id=run_id,
                           retrieve_plan=retrieve_plan, reflector=reflector)  # fmt: skip
-        history.append(result)
+        results.append(result)
         if between_tasks:
             between_tasks(memory)
-    return history
+        if store is not None:
+            commit(store, memory, result, run_id)
+    return results
+
+
+def commit(store: Store, memory: Memory, result: TaskResult, run_id: str) -> None:
+    """One transaction for one finished task: the lessons it changed, its final run's log with the
+    grader's verdict, and the result and clock a resume rebuilds (``resume_point``)."""
+    store.commit_task(
+        memory.experiences.values(),
+        task_id=result.task.task_id,
+        runs=[log_run(result.trace, run_id, result.correct)],
+        result={"result": result.to_json(), "clock": memory.clock().isoformat()},
+    )
+
+
+def resume_point(store: Store) -> tuple[list[TaskResult], datetime | None]:
+    """The history of the tasks a store holds, and the clock's time after the last of them (None: no
+    task committed yet). The memory is ``store.load_memory(clock)``."""
+    done = store.completed_tasks()
+    history = [TaskResult.from_json(task.result["result"]) for task in done]
+    return history, datetime.fromisoformat(done[-1].result["clock"]) if done else None

@@ -17,6 +17,7 @@
 # | 8 | a corrupted memory file | a clear error and a backup, never a silent reset | `memory_file.py` |
 # | 9 | a writer killed mid-write | a temporary file and an atomic rename | `memory_file.py` |
 # | 10 | two kernels writing at once | a file lock and `update()` | `memory_file.py` |
+# | 11 | a run killed mid-way | one SQLite transaction per task; `bench --state DIR --resume` | `store.py`, `loop.py`, `run_state.py` |
 #
 # The ReAct loop of notebook 01 (`react.py`) stays short because everything that keeps it alive when a
 # model or a tool misbehaves lives in one module of its own, `hardening.py`: read it next to this
@@ -25,6 +26,9 @@
 # %%
 import dataclasses
 import json
+import random
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +41,7 @@ from ralph_mini.clock import FakeClock
 from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.memory_file import MemoryFile, MemoryFileError
 from ralph_mini.model import ModelError, ModelReply, OpenAIModel, ToolCall
+from ralph_mini.run_state import tasks_done
 
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
@@ -726,6 +731,79 @@ faults.append(
         "two writers at once",
         f"load...save lost kernel A's rule; update(): both, and {len(rules)} of 100 from two processes",
         "filelock + update() (read-modify-write under one lock)",
+    )
+)
+
+# %% [markdown]
+# ## 11. A killed run, resumed
+#
+# A memory file that survives a kill is not yet a run that survives one. The Ralph Loop decides whether
+# to reflect by looking at the tasks before (does this kind of task recur, does this error repeat?),
+# and the log, the memory and the clock must agree on where the run stopped. Continued by hand, with
+# the memory file but an empty history, a run skips reflections and ends somewhere else.
+#
+# `python -m ralph_mini bench --state runs/NAME` keeps one SQLite file per agent (`store.py`). After each
+# task, `run_loop(..., store=store)` commits in *one* transaction everything the task produced: the
+# lessons it changed, its log, and its result with the clock (`TaskResult.to_json`). A kill leaves the
+# state after the last whole task; `--resume` rebuilds the memory, the history and the clock from it
+# (`loop.resume_point`) and runs the rest. Here a run of 20 tasks is killed with SIGKILL once its
+# Ralph Loop has committed a random number of tasks, then the same command finishes it:
+
+# %%
+BENCH = [sys.executable, "-m", "ralph_mini", "bench", "--tasks", "20", "--plot", str(RUNS / "curve-07.png")]
+killed_dir, whole_dir = RUNS / "bench-07-killed", RUNS / "bench-07-whole"
+for directory in (killed_dir, whole_dir):
+    shutil.rmtree(directory, ignore_errors=True)
+
+run = subprocess.Popen([*BENCH, "--state", str(killed_dir)], stdout=subprocess.DEVNULL)
+stop_after = random.randint(1, 15)  # a different moment every time you run this cell
+while tasks_done(killed_dir, "Ralph Loop") < stop_after and run.poll() is None:
+    time.sleep(0.001)
+run.send_signal(signal.SIGKILL)
+print("killed with SIGKILL mid-run:", run.wait() == -signal.SIGKILL)
+
+again = subprocess.run([*BENCH, "--state", str(killed_dir)], capture_output=True, text=True)
+refusal = again.stderr.split(": error: ")[1].split(" (")[0]  # what follows counts the tasks done
+print("the same command again: exit code", again.returncode, "->", refusal)
+resumed = subprocess.run([*BENCH, "--state", str(killed_dir), "--resume"], capture_output=True, text=True)
+print("with --resume: exit code", resumed.returncode)
+
+# %% [markdown]
+# The same 20 tasks, never killed, and every file the two runs leave compared byte for byte: each
+# agent's log, memory and journal, and the metrics printed.
+
+# %%
+whole = subprocess.run([*BENCH, "--state", str(whole_dir)], capture_output=True, text=True, check=True)
+
+
+def metrics(stdout: str) -> str:
+    return stdout.split("\nstate kept in")[0]  # the lines after it name the directory and time the run
+
+
+def same_bytes(name: str) -> bool:
+    return (killed_dir / name).read_bytes() == (whole_dir / name).read_bytes()
+
+
+AGENT_FILES = ("log.jsonl", "memory.json", "journal.md")
+FILES = [f"{agent}/{name}" for agent in ("bare-react", "ralph-loop") for name in AGENT_FILES]
+same = {"metrics": metrics(resumed.stdout) == metrics(whole.stdout)}
+same |= {name: same_bytes(name) for name in FILES}
+print(*[f"{what:22} identical to an uninterrupted run: {equal}" for what, equal in same.items()], sep="\n")
+print(metrics(resumed.stdout).split("\n\nthe seed article")[0])
+
+# %% [markdown]
+# Where the kill lands changes nothing that is printed: that is the point. `tests/test_resume.py` kills
+# the same command at ten random moments of the run and compares, besides these files, every row of
+# every table of each agent's SQLite file. In your own code: `store = Store("runs/mine.sqlite")`,
+# `history, now = resume_point(store)`, a clock set to `now`, `memory = store.load_memory(clock)`, and
+# `run_loop(tasks[len(history):], ..., store=store, history=history)`.
+
+# %%
+faults.append(
+    (
+        "a run killed mid-way",
+        f"refused without --resume; resumed: {sum(same.values())} of {len(same)} outputs identical to an uninterrupted run",
+        "one SQLite transaction per task + --resume (history, memory, clock rebuilt)",
     )
 )
 
