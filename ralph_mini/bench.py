@@ -103,7 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model-seed", type=int, default=0, help="offline model seed (default 0)")
     parser.add_argument("--ablations", action="store_true", help="also run each ablation of the Ralph Loop")
     parser.add_argument("--plot", default="runs/learning_curve.png", help="where to write the learning curve")
-    args = parser.parse_args(argv)
+    scenario_help = "run notebook 09's scenario instead: static, drift, seasons, noisy, rephrased or all"
+    parser.add_argument("--scenario", help=scenario_help + " (then also --k, --jobs, --windows)")
+    args, rest = parser.parse_known_args(argv)
+    if args.scenario:
+        from ralph_mini.scenario_bench import main as scenario_main
+
+        return scenario_main(args.scenario, rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
 
     started = time.perf_counter()
     suite = make_suite(n=args.tasks, seed=args.seed)
