@@ -143,8 +143,8 @@ def window_rows(run: ArmRun) -> list[dict]:
         for kind in [*types, "all"]:
             subset = [r for r, t in zip(chunk, run.scenario.tasks[first - 1 : last], strict=True)
                       if kind == "all" or task_type(t) == kind]  # fmt: skip
-            row = {"window": f"{first}-{last} {label}", "type": kind, **summarize(subset, run.arm.name)}
-            del row["agent"], row["tasks with a wrong call"]
+            row = {**summarize(subset, run.arm.name), "window": f"{first}-{last} {label}", "type": kind}
+            row = {k: row[k] for k in ("agent", "window", "type", *row) if k != "tasks with a wrong call"}
             rows.append(row | {"settled after": settled_after(subset)})
     return rows
 
