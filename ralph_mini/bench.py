@@ -119,7 +119,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_help = "keep each agent's state in DIR (one SQLite file per agent, committed after every task)"
     parser.add_argument("--state", metavar="DIR", help=state_help)
     parser.add_argument("--resume", action="store_true", help="finish the run kept in --state DIR")
-    args = parser.parse_args(argv)
+    scenario_help = "run notebook 09's scenario instead: static, drift, seasons, noisy, rephrased or all"
+    parser.add_argument("--scenario", help=scenario_help + " (then also --k, --jobs, --windows)")
+    args, rest = parser.parse_known_args(argv)
+    if args.scenario:
+        from ralph_mini.scenario_bench import main as scenario_main
+
+        return scenario_main(args.scenario, rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.resume and not args.state:
         parser.error("--resume needs --state DIR, the directory of the run to finish")
 

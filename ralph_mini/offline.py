@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ralph_mini import order_words as words
+from ralph_mini import shop_words
 from ralph_mini.model import (
     ModelReply,
     ToolCall,
@@ -42,12 +43,14 @@ from ralph_mini.model import (
     count_tokens,
 )
 from ralph_mini.offline_reflect import write_reflection
+from ralph_mini.offline_shop import decide_request
 from ralph_mini.rules import Rule, Trigger, find_rules
 from ralph_mini.tools import read_fields
 
 CACHE, DATABASE, PAYMENT = words.CACHE, words.DATABASE, words.PAYMENT
 LOOKUP_TOOLS = words.LOOKUP_TOOLS
-ORDER_ID_RE = re.compile(f"({words.ORDER_ID_PATTERN})")
+ORDER_ID_RE = re.compile(shop_words.ORDER_ID_IN_TEXT)  # also "d012" and "订单D012的"
+REFUND_DAYS_RE = re.compile(shop_words.REFUND_DAYS_RE)
 NOW_RE = re.compile(r"Current time:\s*(\d{4}-\d\d-\d\d \d\d:\d\d)")
 
 
@@ -75,6 +78,7 @@ class Observed:
     results: dict[str, tuple[str, dict]] = field(default_factory=dict)  # tool -> (status, fields)
     attempts: dict[str, int] = field(default_factory=dict)
     calls_made: int = 0
+    refund_days: int | None = None  # the refund policy's window, when the prompt states one
 
     @property
     def status(self) -> str | None:
@@ -127,6 +131,9 @@ class OfflineModel:
             return "The question names no order id I can look up.", None, {"status": "unknown"}
         active = [rule for rule in seen.rules if applies(rule.trigger, seen)]
         skip = {a.tool for r in active for a in r.actions if a.verb == "skip"}
+        task_type = shop_words.task_type_of(question)
+        if task_type != shop_words.STATUS:  # the wider shop's requests (notebook 09, offline_shop.py)
+            return decide_request(task_type, seen, active, skip)
         for rule in active:
             for action in rule.actions:
                 if action.verb == "call" and action.tool in seen.offered and not seen.done(action.tool):
@@ -200,11 +207,13 @@ def read_conversation(messages: list[dict], tools: list[dict]) -> Observed:
     question = _first_user_text(messages)
     now_match = NOW_RE.search(system)
     id_match = ORDER_ID_RE.search(question)
+    days = REFUND_DAYS_RE.search(system)
     seen = Observed(
-        order_id=id_match[1] if id_match else None,
+        order_id=id_match[1].upper() if id_match else None,
         now=datetime.strptime(now_match[1], "%Y-%m-%d %H:%M") if now_match else None,
         rules=find_rules(system),
         offered=[t.get("function", {}).get("name", "") for t in tools],
+        refund_days=int(days[1]) if days else None,
     )
     call_names: dict[str, str] = {}
     for message in messages:
@@ -215,7 +224,7 @@ def read_conversation(messages: list[dict], tools: list[dict]) -> Observed:
             name = call_names.get(message.get("tool_call_id", ""), "")
             status, _, detail = (message.get("content") or "").partition(":")
             seen.attempts[name] = seen.attempts.get(name, 0) + 1
-            if status in ("ok", "not_found") and name in LOOKUP_TOOLS:
+            if status in ("ok", "not_found"):  # any tool's reply: the shop's requests use more than 3
                 seen.results[name] = (status, read_fields(detail))
     return seen
 

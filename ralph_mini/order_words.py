@@ -26,6 +26,11 @@ EXTENDED_TOOLS = (SHIPPING, HISTORY, DOCS, CALCULATOR, EMAIL, REFUND)  # listed,
 READ_ONLY_TOOLS = (*LOOKUP_TOOLS, SHIPPING, HISTORY, DOCS, CALCULATOR)
 WRITING_TOOLS = (EMAIL, REFUND)  # they change the world: a lesson must never steer the agent to them
 
+# The wider shop of notebook 09 (``shop_world.py``): two more tools, for the task types beyond status.
+TRANSACTIONS = "list_transactions"  # every charge the payment provider holds for an order (1.5 s)
+CANCEL = "cancel_order"  # cancels an order: it writes
+SHOP_TOOLS = (TRANSACTIONS, CANCEL)
+
 # --- answers -------------------------------------------------------------------------------------
 STATUSES = ("paid", "pending", "refunded", "payment_failed", "not_found")
 ANSWER_FIELDS = ("order_id", "status", "amount", "paid_at", "txn_id")

@@ -44,6 +44,13 @@ class Task:
         """The world's prompt at this task's current time (what ``run_react`` sends first)."""
         return words.SYSTEM_PROMPT.format(now=self.now)
 
+    def world_problems(self) -> dict:
+        """What the world's final state says is wrong after this task: {field: (expected, got)}.
+
+        Notebook 01's tasks only read, so nothing; a task that writes checks what was written
+        (``shop_tasks.ShopTask``)."""
+        return {}
+
 
 @dataclass
 class Suite:
@@ -141,13 +148,15 @@ class Grade:
 
 
 def grade(task: Task, answer: dict | None) -> Grade:
-    """Check the answer field by field; amounts within a cent. Extra fields are ignored."""
+    """Check the answer field by field (amounts within a cent; extra fields are ignored), then the
+    world's final state (``Task.world_problems``)."""
     answer = answer or {}
     wrong = {}
     for key, expected in task.expected.items():
         got = answer.get(key)
         if not _same(key, expected, got):
             wrong[key] = (expected, got)
+    wrong.update(task.world_problems())
     return Grade(correct=not wrong, wrong_fields=wrong)
 
 

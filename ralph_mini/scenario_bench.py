@@ -1,0 +1,227 @@
+"""Every arm on every scenario, by window and task type, and pass^k (notebook 09).
+
+Arms: bare ReAct; the Ralph Loop (full) and one ablation per mechanism (no reflection, no write
+threshold, no decay/expiry, keyword retrieval only, no second retrieval, no budget); and two controls:
+**long-context** injects every lesson ever learned (any status), **placebo** injects active lessons
+learned on *other* task types, shuffled (does the agent use its lessons at all?).
+
+Per window (before and after each change) and task type: correct, calls/task against the oracle's,
+wrong calls, tokens/task (retries and reflections included), virtual s/task, and *settled after*: how
+many of the window's tasks came before the first one from which every task is correct within 1.2x the
+oracle's calls ("never" if the window's last task is not).
+
+pass^k (tau-bench): each task run with k model seeds; per task C(c, k) / C(n, k) for c correct of n = k
+runs, averaged over tasks: the chance that all k succeed.
+
+Left out on purpose: confidence intervals (runs are deterministic per seed; pass^k is the spread).
+"""
+
+import random
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from math import comb
+
+from ralph_mini import shop_words as sw
+from ralph_mini.clock import FakeClock
+from ralph_mini.loop import LoopConfig, TaskResult, run_task
+from ralph_mini.measure import RunRecord, format_table, record, summarize
+from ralph_mini.memory import Experience, Memory, MemoryConfig
+from ralph_mini.offline import OfflineModel
+from ralph_mini.react import run_react
+from ralph_mini.retrieval import Retriever, make_planner
+from ralph_mini.scenarios import SCENARIOS, Scenario, build, seed_memory, task_type
+from ralph_mini.world import stamp
+
+NO_DECAY = {"half_life_days": 1e9, "stale_after_days": 1e9, "expire_after_days": 1e9}
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One column of the scenario table. ``planner``: vector (hybrid), keyword, all, or placebo."""
+
+    name: str
+    ralph: bool = True
+    loop: LoopConfig = LoopConfig()
+    memory: MemoryConfig = MemoryConfig()
+    planner: str = "vector"
+
+
+BARE = Arm("bare ReAct", ralph=False)
+FULL = Arm("Ralph Loop (full)")
+ARMS = (
+    BARE,
+    Arm("no reflection", loop=LoopConfig(reflect=False)),
+    Arm("no write threshold", memory=MemoryConfig(confirm_threshold=1, calls_saved_threshold=1)),
+    Arm("no decay/expiry", memory=replace(MemoryConfig(), **NO_DECAY)),
+    Arm("keyword retrieval only", planner="keyword"),
+    Arm("no second retrieval", loop=LoopConfig(second_retrieval=False)),
+    Arm("no budget", loop=LoopConfig(top_k=100, injection_budget=1.0)),
+    FULL,
+    Arm("long-context", planner="all"),
+    Arm("placebo", planner="placebo"),
+)
+
+
+@dataclass
+class ArmRun:
+    """One arm on one scenario with one model seed: a record per task, the memory, the loop's results."""
+
+    scenario: Scenario
+    arm: Arm
+    records: list[RunRecord]
+    memory: Memory | None
+    results: list[TaskResult]
+
+
+def planner_for(arm: Arm, memory: Memory, scenario: Scenario):
+    """The arm's first retrieval, as a ``retrieve_plan`` for ``loop.run_task``."""
+    loop = arm.loop
+    if arm.planner in ("vector", "keyword"):
+        retriever = Retriever(memory, mode="hybrid" if arm.planner == "vector" else "keyword")
+        return make_planner(retriever, loop.context_tokens, loop.injection_budget, loop.top_k)
+    if arm.planner == "all":
+        return lambda task, memory: sorted(memory.experiences.values(), key=lambda e: e.rule)
+    types = {t.task_id: task_type(t) for t in scenario.tasks}
+
+    def placebo(task, memory: Memory) -> list[Experience]:
+        mine = task_type(task)
+        other = [e for e in memory.live() if all(types.get(s, sw.STATUS) != mine for s in e.source_tasks)]
+        other.sort(key=lambda e: e.rule)
+        random.Random(task.task_id).shuffle(other)
+        return other[: loop.top_k]
+
+    return placebo
+
+
+def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) -> ArmRun:
+    """Run one arm through a fresh copy of the scenario, applying its changes on schedule."""
+    scenario = build(scenario_name, seed)
+    model = OfflineModel(seed=model_seed)
+    clock = FakeClock(scenario.start)
+    memory = Memory(clock, arm.memory) if arm.ralph else None
+    if memory is not None:
+        seed_memory(memory, scenario.seed_lessons)
+    planner = planner_for(arm, memory, scenario) if memory is not None else None
+    records, results = [], []
+    for number, task in enumerate(scenario.tasks, 1):
+        scenario.apply_changes(number)
+        if scenario.one_clock:
+            if task.now != stamp(clock()):
+                raise RuntimeError(f"{task.task_id}: prompt time {task.now} is not the clock's {clock()}")
+            scenario.world.now = clock()
+        tools = scenario.world.tools()
+        if memory is None:
+            records.append(record(run_react(task, model, tools)))
+        else:
+            config = replace(arm.loop, reflect=False) if task.task_id in scenario.frozen else arm.loop
+            result = run_task(task, model, tools, memory, results, config=config, run_id=f"R{number:03d}",
+                              retrieve_plan=planner)  # fmt: skip
+            results.append(result)
+            records.append(result.record)
+        clock.advance(hours=scenario.hours_between_tasks)
+    return ArmRun(scenario, arm, records, memory, results)
+
+
+def settled_after(records: Sequence[RunRecord]) -> str:
+    """Tasks before the first from which every task is correct within 1.2x the oracle's calls."""
+    good = [r.correct and r.calls <= 1.2 * r.oracle_calls for r in records]
+    if not good or not good[-1]:
+        return "never"
+    first = len(good)
+    while first > 0 and good[first - 1]:
+        first -= 1
+    return str(first)
+
+
+def window_rows(run: ArmRun) -> list[dict]:
+    """One row per window and task type (and 'all'), with the settling count."""
+    rows = []
+    for label, first, last in run.scenario.windows:
+        chunk = run.records[first - 1 : last]
+        types = sorted({task_type(t) for t in run.scenario.tasks[first - 1 : last]})
+        for kind in [*types, "all"]:
+            subset = [r for r, t in zip(chunk, run.scenario.tasks[first - 1 : last], strict=True)
+                      if kind == "all" or task_type(t) == kind]  # fmt: skip
+            row = {**summarize(subset, run.arm.name), "window": f"{first}-{last} {label}", "type": kind}
+            row = {k: row[k] for k in ("agent", "window", "type", *row) if k != "tasks with a wrong call"}
+            rows.append(row | {"settled after": settled_after(subset)})
+    return rows
+
+
+def arm_row(run: ArmRun) -> dict:
+    """The scenario x arm table's row: the whole run."""
+    row = summarize(run.records, run.arm.name)
+    n = len(run.records)
+    correct = sum(r.correct for r in run.records)
+    row["correct"] = f"{correct}/{n} ({100 * correct / n:.0f}%)"
+    del row["tasks"], row["tasks with a wrong call"]
+    return {"scenario": run.scenario.name, **row}
+
+
+def pass_k(runs: Sequence[ArmRun], k: int) -> float:
+    """tau-bench's pass^k over n >= k runs of the same tasks (different model seeds)."""
+    n = len(runs)
+    per_task = [sum(run.records[i].correct for run in runs) for i in range(len(runs[0].records))]
+    return round(sum(comb(c, k) / comb(n, k) for c in per_task) / len(per_task), 3)
+
+
+def _job(args: tuple) -> ArmRun:
+    return run_arm(*args)
+
+
+def run_grid(
+    scenarios: Sequence[str], arms: Sequence[Arm] = ARMS, k: int = 4, jobs: int = 1
+) -> tuple[dict, dict]:
+    """Every arm on every scenario (model seed 0), plus seeds 1..k-1 for bare ReAct and the full loop.
+
+    Returns ({(scenario, arm name): ArmRun}, {(scenario, arm name): [ArmRun per seed]}).
+    """
+    grid = [(s, arm, 0) for s in scenarios for arm in arms]
+    extra = [(s, arm, seed) for s in scenarios for arm in (BARE, FULL) for seed in range(1, k)]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            done = list(pool.map(_job, grid + extra, chunksize=1))
+    else:
+        done = [_job(job) for job in grid + extra]
+    runs = {(s, arm.name): run for (s, arm, _), run in zip(grid, done, strict=False)}
+    seeds: dict = {}
+    for (s, arm, _), run in zip(grid + extra, done, strict=True):
+        if arm.name in (BARE.name, FULL.name):
+            seeds.setdefault((s, arm.name), []).append(run)
+    return runs, seeds
+
+
+def pass_k_rows(seeds: dict, k: int) -> list[dict]:
+    return [
+        {"scenario": s, "agent": name, "pass^1": pass_k(runs, 1), f"pass^{k}": pass_k(runs, k)}
+        for (s, name), runs in seeds.items()
+    ]
+
+
+def main(scenario: str, argv: Sequence[str] = ()) -> int:
+    """``python -m ralph_mini bench --scenario NAME|all [--k 4] [--jobs 2] [--windows]``."""
+    import argparse
+    import time
+
+    prog = "python -m ralph_mini bench --scenario NAME"
+    parser = argparse.ArgumentParser(prog=prog, description=main.__doc__)
+    parser.add_argument("--k", type=int, default=4, help="model seeds for pass^k (default 4)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--windows", action="store_true", help="also print every arm's window rows")
+    args = parser.parse_args(list(argv))
+    names = list(SCENARIOS) if scenario == "all" else [scenario]
+    for name in names:
+        build(name)  # an unknown name fails here, before any work
+    started = time.perf_counter()
+    runs, seeds = run_grid(names, ARMS, args.k, args.jobs)
+    for name in names:
+        shown = ARMS if args.windows else (BARE, FULL)
+        print(f"== {name}: windows (bare ReAct and the full Ralph Loop)\n")
+        print(format_table([row for arm in shown for row in window_rows(runs[(name, arm.name)])]) + "\n")
+    print("== scenario x arm\n")
+    print(format_table([arm_row(runs[(s, arm.name)]) for s in names for arm in ARMS]))
+    print(f"\n== pass^k, k = {args.k} model seeds\n")
+    print(format_table(pass_k_rows(seeds, args.k)))
+    print(f"\ntook {time.perf_counter() - started:.1f} s with {args.jobs} worker processes")
+    return 0

@@ -1,0 +1,140 @@
+"""Notebook 09's world that changes: drift moves the grader, held-out phrasings never reach memory, write
+tasks are graded on the world's final state, and the offline model reads every phrasing's id."""
+
+import dataclasses
+import json
+import random
+from datetime import timedelta
+
+import pytest
+
+from ralph_mini import order_words as ow
+from ralph_mini import shop_words as sw
+from ralph_mini.bench import RALPH, run_agent
+from ralph_mini.offline import OfflineModel
+from ralph_mini.react import run_react
+from ralph_mini.scenario_bench import FULL, pass_k, run_arm
+from ralph_mini.scenarios import DRIFT, build
+from ralph_mini.shop_tasks import make_task
+from ralph_mini.shop_world import ShopState, empty_shop
+from ralph_mini.suite import grade, make_suite
+from ralph_mini.world import NOW, Order
+
+
+def task_of(task_type: str, kind: str, phrasing: int = 0):
+    """A seeded task of one sub-kind (drawn until the kind comes up), in a fresh shop."""
+    world, state = empty_shop(), ShopState()
+    rng = random.Random(1)
+    for number in range(1, 200):
+        task = make_task(number, world, rng, task_type, NOW, state, (phrasing,))
+        if task.kind == f"{task_type}:{kind}":
+            return world, task
+    raise AssertionError(f"no {kind} order drawn")
+
+
+def test_a_drift_changes_what_the_grader_accepts():
+    """The same request about the same order (same seed), graded before and after the refund window shrinks
+    from 30 to 14 days: refunding a payment 16-27 days old is right before and wrong after."""
+    old, new = ShopState(), ShopState().changed(refund_days=14)
+    seed = next(s for s in range(500) if task_of_seed(s, old)[1].kind == "refund:edge")
+    (world_old, before), (world_new, after) = task_of_seed(seed, old), task_of_seed(seed, new)
+    assert (before.question, before.order_id) == (after.question, after.order_id)
+    done, refused = ({"order_id": before.order_id, "refund": r} for r in (sw.DONE, sw.REFUSED))
+    for world in (world_old, world_new):
+        world.writes.append((ow.REFUND, before.order_id))  # the agent refunded
+    assert grade(before, done).correct and not grade(after, done).correct
+    world_old.writes.clear(), world_new.writes.clear()  # the agent refused
+    assert not grade(before, refused).correct and grade(after, refused).correct
+    drift = build("drift")
+    change = next(c.at for c in DRIFT if c.fields.get("refund_days") == 14)
+    edge = [(int(t.task_id[1:]), t.expected["refund"]) for t in drift.tasks if t.kind == "refund:edge"]
+    assert {e for n, e in edge if n < change} == {sw.DONE} and {e for n, e in edge if n >= change} == {
+        sw.REFUSED
+    }
+
+
+def task_of_seed(seed: int, state: ShopState):
+    world = empty_shop()
+    return world, make_task(1, world, random.Random(seed), sw.REFUND, NOW, state, (0,))
+
+
+def test_the_settlement_lag_changes_the_truth_of_a_pending_order():
+    from ralph_mini.shop_tasks import expected
+
+    order = Order("P100", "pending_stale", "pending", 20.0, NOW - timedelta(minutes=60), True, None, "card",
+                  "captured", "TXN-20000", NOW - timedelta(minutes=55))  # fmt: skip
+    before = expected(sw.STATUS, order, ShopState(), NOW, 1, None)
+    after = expected(sw.STATUS, order, ShopState(settlement_lag_min=90), NOW, 1, None)
+    assert (before["status"], after["status"]) == ("paid", "pending")
+
+
+def test_write_tasks_are_graded_on_the_final_state():
+    world, task = task_of(sw.REFUND, "eligible")
+    answer = {"order_id": task.order_id, "refund": sw.DONE}
+    assert grade(task, answer).wrong_fields == {
+        "writes": (((ow.REFUND, task.order_id),), ())
+    }  # said, not done
+    world.writes.append((ow.REFUND, task.order_id))
+    assert grade(task, answer).correct
+    world.writes.append((ow.REFUND, task.order_id))  # never twice
+    assert not grade(task, answer).correct
+    world, status = task_of(sw.STATUS, "paid_cached")
+    world.writes.append((ow.REFUND, status.order_id))  # a read-only request that wrote: nothing more
+    assert "writes" in grade(status, dict(status.expected, order_id=status.order_id)).wrong_fields
+
+
+def test_held_out_phrasings_never_reach_memory():
+    run = run_arm("rephrased", FULL)
+    held = [t for t in run.scenario.tasks if t.held_out]
+    assert held and all(t.task_id in run.scenario.frozen for t in held)
+    learned_from = [r for r in run.results if r.task.task_id not in run.scenario.frozen]
+    assert not any(r.task.held_out for r in learned_from)
+    experiences = run.memory.experiences.values()
+    assert not any(set(e.source_tasks) & run.scenario.frozen for e in experiences)
+    stored = json.dumps([dataclasses.asdict(e) for e in experiences], ensure_ascii=False)
+    for task_type, phrasings in sw.PHRASINGS.items():
+        for i in sw.HELD_OUT:
+            words = max(phrasings[i].split("{id}"), key=len).strip(" ?.，？")
+            assert words not in stored, (task_type, words)
+    assert run.memory.experiences, "the loop learned nothing at all: the test would prove nothing"
+
+
+@pytest.mark.parametrize("task_type", sw.TASK_TYPES)
+def test_every_phrasing_is_read_as_its_type_with_enough_of_each_language(task_type):
+    phrasings = sw.PHRASINGS[task_type]
+    assert len([i for i in sw.ENGLISH if i < len(phrasings)]) >= 5 and len(sw.CHINESE) >= 3
+    assert all(sw.task_type_of(p.format(id="D012")) == task_type for p in phrasings)
+    assert all(" " not in phrasings[i] for i in sw.CHINESE)
+
+
+@pytest.mark.parametrize("phrasing", [6, 7, 8, 9])
+def test_the_offline_model_reads_ids_next_to_chinese_and_in_lower_case(phrasing):
+    world, task = task_of(sw.STATUS, "paid_cached", phrasing=phrasing)
+    for shown in (task.order_id, task.order_id.lower()):
+        question = sw.PHRASINGS[sw.STATUS][phrasing].format(id=shown)
+        trace = run_react(
+            dataclasses.replace(task, question=question), OfflineModel(), world.tools(core_only=True)
+        )
+        assert grade(task, trace.answer).correct, (question, trace.answer)
+
+
+def test_the_static_scenario_is_notebook_06s_benchmark():
+    suite = make_suite(n=50, seed=7)
+    expected = run_agent(RALPH, suite.tasks, OfflineModel(), suite.world.tools())[0]
+    assert run_arm("static", FULL).records == expected
+
+
+def test_one_clock_prompt_world_and_memory():
+    run = run_arm("seasons", FULL)
+    times = [t.now for t in run.scenario.tasks]
+    assert times[0] == "2025-03-10 12:00" and times[10] == "2025-03-17 12:00"  # 10 tasks a virtual week
+    assert run.memory.clock() - NOW == timedelta(hours=16.8 * 90)
+
+
+def test_pass_k_is_the_chance_that_all_k_runs_succeed():
+    class Run:
+        def __init__(self, *correct):
+            self.records = [type("R", (), {"correct": c})() for c in correct]
+
+    runs = [Run(True, True), Run(True, False), Run(True, True), Run(True, True)]
+    assert pass_k(runs, 1) == 0.875 and pass_k(runs, 4) == 0.5 and pass_k(runs, 2) == 0.75
