@@ -318,14 +318,13 @@ def shared_id(memory: Memory) -> str:
 def two_writers(tmp_path: Path, processes, mode: str) -> Store:
     path = tmp_path / "state.sqlite"
     Store(path).update(FakeClock(), lambda m: m.propose(SHARED, task_id="T0", run_id="R0"))
-    start = processes.Event()
+    start = processes.Barrier(2)  # both writers leave it together, once both are loaded
     writers = [
         processes.Process(target=writer, args=(str(path), who, start, str(tmp_path / who), mode))
         for who in ("a", "b")
     ]
     for process in writers:
         process.start()
-    start.set()
     for process in writers:
         process.join(timeout=60)
         assert process.exitcode == 0
