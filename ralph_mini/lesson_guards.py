@@ -37,7 +37,7 @@ _CODES = r"USD|EUR|GBP|CNY|RMB|JPY|CAD|AUD|CHF|HKD|INR"
 _MONEY_WORDS = rf"{_CODES}|dollars?|euros?|pounds?|yuan|cents?"
 # A number followed by one of these is a duration, a count or a threshold, never an amount or an id.
 _UNITS = r"ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|x|k|%|st|nd|rd|th|秒|分钟|小时|天"
-_NOT_UNIT = rf"(?!\s?(?:{_UNITS})(?![A-Za-z]))"
+_NOT_UNIT = rf"(?!\s?(?i:{_UNITS})(?![A-Za-z]))"
 _MONTHS = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
@@ -48,6 +48,7 @@ _HAN_SURNAMES = (  # common surnames that are not also everyday words (高 high,
     "汪范廖贾夏韦邹孟熊秦邱薛闫段雷侯龙陶黎贺顾毛郝龚邵钱严覃戴莫孔汤"
 )
 _ID_NOUNS = r"order|customer|client|user|account|invoice|ticket|case|request|shipment|sku|id"
+_KEYED = r"(?:\s(?:id\s|no\.?\s?|number\s)?|\s?#\s?)"  # 'order 10023', 'order no. 5531', 'order #12'
 _TOKEN_WITH_DIGIT = r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]"  # 2+ chars: 10023, Q7
 
 # Common English words, and the words of the rule grammar and the reflection template: a capitalised
@@ -61,6 +62,7 @@ COMMON_WORDS = frozenset(
     first last next new old same other more less most least many much few good bad fast slow
     what which who how why where here there note final effective ineffective reusable rule rules
     step steps lesson lessons tool tools order orders customer customers status task tasks field fields
+    finds nothing age min
     item items run runs api json http agent model memory cache database payment date time amount""".split()
 )
 # The world's own words, split into pieces: 'query_payment_api' gives query, payment, api.
@@ -90,7 +92,7 @@ def _money_not_threshold(match: re.Match, known: Collection[str]) -> str | None:
 
 # utf-8, sha256, gpt-4o, v2, and percentiles (p95)
 _VERSION_PIECE = re.compile(r"[a-z]+|\d{1,2}[a-z]?|[a-z]{3,}\d{1,3}|v\d+|p\d\d")
-_UNIT_TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:{_UNITS})")  # 24h, 0.05s, 2nd, 3x
+_UNIT_TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:{_UNITS})", re.I)  # 24h, 0.05s, 2nd, 3x
 
 
 def _code_not_word(match: re.Match, known: Collection[str]) -> str | None:
@@ -156,13 +158,13 @@ PATTERNS: tuple[tuple[str, str, Check | None], ...] = (
     # a number or code after a noun that names one thing: Transaction 88231, order no. 5531, 订单号10023
     (
         "transaction",
-        rf"(?i:{_B}(?:transaction|txn)\s?(?:id\s|no\.?\s?|number\s|#\s?)?)({_TOKEN_WITH_DIGIT}){_E}{_NOT_UNIT}"
+        rf"(?i:{_B}(?:transaction|txn){_KEYED})({_TOKEN_WITH_DIGIT}){_E}{_NOT_UNIT}"
         r"|(?:交易号?|流水号)\s?([A-Za-z0-9-]*\d[A-Za-z0-9-]*)",
         None,
     ),
     (
         "id",
-        rf"(?i:{_B}(?:{_ID_NOUNS})\s?(?:id\s|no\.?\s?|number\s|#\s?)?)({_TOKEN_WITH_DIGIT}){_E}{_NOT_UNIT}"
+        rf"(?i:{_B}(?:{_ID_NOUNS}){_KEYED})({_TOKEN_WITH_DIGIT}){_E}{_NOT_UNIT}"
         r"|(?:订单号?|单号|编号|客户号)\s?([A-Za-z0-9-]*\d[A-Za-z0-9-]*)",
         None,
     ),
@@ -170,7 +172,7 @@ PATTERNS: tuple[tuple[str, str, Check | None], ...] = (
     (
         "phone",
         r"(?<![A-Za-z0-9_.-])(?:\+?\d{1,3}[\s.-])?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]?\d{2,4}){1,4}"
-        r"(?![A-Za-z0-9_])",
+        rf"(?![A-Za-z0-9_]){_NOT_UNIT}",
         _digits_of_a_phone,
     ),
     # (the world's own id formats go here: order id A123, customer CUST-0042, ...)
@@ -213,6 +215,9 @@ def instance_details(
     world = tuple((kind, pattern, None) for kind, pattern in id_patterns.items())
     ordered = PATTERNS[:8] + world + PATTERNS[8:]  # world ids after phones, before generic ids
     claimed = [False] * len(text)
+    for name in (w for w in known_words if re.search(r"[_\d]", w)):  # code names claim their characters
+        for match in re.finditer(rf"(?i:{_B}{re.escape(name)}{_E})", text):
+            claimed[match.start() : match.end()] = [True] * (match.end() - match.start())
     found: list[tuple[int, str]] = []
     for kind, pattern, check in ordered:
         for match in re.finditer(pattern, text):
