@@ -51,6 +51,11 @@ _ID_NOUNS = r"order|customer|client|user|account|invoice|ticket|case|request|shi
 _KEYED = r"(?:\s(?:id\s|no\.?\s?|number\s)?|\s?#\s?)"  # 'order 10023', 'order no. 5531', 'order #12'
 _TOKEN_WITH_DIGIT = r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]"  # 2+ chars: 10023, Q7
 
+# A snake_case word in a TOOL slot of the rule grammar ('skip tool_w_100', 'query_v2 finds nothing') is a
+# tool name, never an instance: the vocabulary guard (``foreign_names``) judges tool names.
+_SNAKE = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
+_TOOL_SLOT = rf"(?i:{_B}(?:skip|call|start with)\s({_SNAKE}){_E}|{_B}({_SNAKE})(?=\sfinds\s))"
+
 # Common English words, and the words of the rule grammar and the reflection template: a capitalised
 # one starts a sentence or a heading ("Skip ...", "Effective Steps"), it is not a name.
 COMMON_WORDS = frozenset(
@@ -126,8 +131,9 @@ def _uncommon_name(match: re.Match, known: Collection[str]) -> str | None:
 Check = Callable[[re.Match, Collection[str]], str | None]
 
 # --- the patterns, in order: an earlier match claims its characters -------------------------------
-# (kind, pattern, check); without a check, the match (or its first group) is the detail.
-PATTERNS: tuple[tuple[str, str, Check | None], ...] = (
+# (kind, pattern, check); without a check, the match (or its first group) is the detail. The shapes that
+# say their kind come first, then the world's own id formats, then the generic guesses.
+SHAPED: tuple[tuple[str, str, Check | None], ...] = (
     # a link or an e-mail address names one page or one person
     ("link", r"https?://\S+|www\.\S+", None),
     ("email", rf"{_B}[\w.+-]+@[\w-]+(?:\.[\w-]+)+", None),
@@ -175,7 +181,8 @@ PATTERNS: tuple[tuple[str, str, Check | None], ...] = (
         rf"(?![A-Za-z0-9_]){_NOT_UNIT}",
         _digits_of_a_phone,
     ),
-    # (the world's own id formats go here: order id A123, customer CUST-0042, ...)
+)
+GENERIC: tuple[tuple[str, str, Check | None], ...] = (
     # '#10023', and a number of 5 or more digits that is not round (100000 lessons is a count)
     ("id", rf"#\s?\d+|{_B}(?!\d+000{_E})\d{{5,}}{_E}{_NOT_UNIT}", None),
     # a decimal with no unit and no comparison before it is an amount: 'the total is 99.50'
@@ -213,11 +220,13 @@ def instance_details(
     known = COMMON_WORDS | {p.lower() for w in known_words for p in re.split(r"[\s_]+", w) if p}
     known |= {w.lower() for w in known_words}
     world = tuple((kind, pattern, None) for kind, pattern in id_patterns.items())
-    ordered = PATTERNS[:8] + world + PATTERNS[8:]  # world ids after phones, before generic ids
+    ordered = SHAPED + world + GENERIC
     claimed = [False] * len(text)
-    for name in (w for w in known_words if re.search(r"[_\d]", w)):  # code names claim their characters
-        for match in re.finditer(rf"(?i:{_B}{re.escape(name)}{_E})", text):
-            claimed[match.start() : match.end()] = [True] * (match.end() - match.start())
+    code_names = [rf"(?i:{_B}{re.escape(w)}{_E})" for w in known_words if re.search(r"[_\d]", w)]
+    for pattern in (_TOOL_SLOT, *code_names):  # tool names and the world's code names claim their characters
+        for match in re.finditer(pattern, text):
+            span = match.span(match.lastindex or 0)
+            claimed[span[0] : span[1]] = [True] * (span[1] - span[0])
     found: list[tuple[int, str]] = []
     for kind, pattern, check in ordered:
         for match in re.finditer(pattern, text):
