@@ -1,7 +1,7 @@
 """ralph_mini: from a bare ReAct agent to a Ralph Loop that learns from its own runs.
 
 Modules, in the order the notebooks teach them: model, rules, tools, order_words, world, suite,
-offline, backends, hardening, react, measure (01), log (02), reflect (03), clock, lesson_guards,
+offline, backends, hardening, react, measure (01), log (02), lesson_guards, reflect (03), clock,
 memory, memory_file (04), embed, retrieval (05), loop and bench (06), outer (10); widgets and
 exercise are packages of their own.
 

@@ -6,7 +6,8 @@ The seed article's lessons, built in:
 - demand a fixed template of four sections: effective steps, ineffective steps, reusable rules,
   behaviours to avoid; each item at most ``max_words`` words;
 - reject a reply that breaks the template (a missing section, a long item, a vague item that names no
-  tool or field, a rule outside the micro-prompt grammar, an item naming one order or customer, or
+  tool or field, a rule outside the micro-prompt grammar, an item naming one order, customer, amount or
+  time (``lesson_guards.instance_details``, the same guard memory applies to rules), or
   nothing at all in the two step sections), say
   why, and ask again, at most ``max_reflection_rounds`` attempts in all; then give up with
   ``Reflection.ok = False`` and the reason, never garbage.
@@ -19,11 +20,11 @@ Left out on purpose: free-form advice (it is what the template exists to prevent
 write: deciding what to keep is ``memory.py``'s job.
 """
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ralph_mini import order_words as words
+from ralph_mini.lesson_guards import instance_details
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace
 from ralph_mini.rules import RuleSyntaxError, parse_rule
@@ -32,7 +33,6 @@ from ralph_mini.tools import Tool, read_fields
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
 KNOWN_TOOLS = (*words.LOOKUP_TOOLS, words.SHIPPING, words.HISTORY, words.DOCS)  # a specific item names one
 FIELD_WORDS = words.FIELD_WORDS
-INSTANCE_RE = re.compile(f"{words.ORDER_ID_PATTERN}|{words.INSTANCE_PATTERNS['customer']}")
 
 REFLECTOR_PROMPT = """You are the reflector of an order-status agent. You read the compact execution
 log of its runs and write lessons that make its next runs cheaper and still correct.
@@ -115,13 +115,13 @@ def validate_reflection(text: str, max_words: int = 30, tool_names: Sequence[str
 
 def item_problems(item: str, section: str, max_words: int, names: Sequence[str]) -> list[str]:
     found = []
-    words = len(item.split())
-    if words > max_words:
-        found.append(f"item has {words} words, over {max_words}: '{item[:40]}...'")
+    count = len(item.split())
+    if count > max_words:
+        found.append(f"item has {count} words, over {max_words}: '{item[:40]}...'")
     if not any(name in item.lower() for name in names):
         found.append(f"vague item names no tool or field: '{item[:60]}'")
-    if INSTANCE_RE.search(item):
-        found.append(f"item names a specific order or customer ({INSTANCE_RE.search(item)[0]})")
+    if details := instance_details(item, known_words=(*names, *words.STATUSES)):  # as memory does
+        found.append(f"item names a specific instance ({', '.join(details)}); it must hold for every order")
     if section == "REUSABLE RULES":
         try:
             parse_rule(item)

@@ -39,11 +39,11 @@ def test_filter_rejects_instance_details(clock):
     decision, experience = memory.propose(SKIP_DB + " for A123", task_id="T1", run_id="R1")
     assert decision == "rejected: names order id A123; rules must hold for every order"
     assert experience is None and memory.experiences == {}
-    assert instance_details("refund CUST-0042 99.5 on 2025-03-10 TXN-123") == [
+    assert instance_details("refund CUST-0042 99.5 on 2025-03-10 TXN-123") == [  # in text order
         "customer CUST-0042",
-        "transaction TXN-123",
         "amount 99.5",
         "date 2025-03-10",
+        "transaction TXN-123",
     ]
     decision, _ = memory.propose("always skip the database", task_id="T1", run_id="R1")
     assert decision.startswith("rejected: 'always skip the database' is not a rule")

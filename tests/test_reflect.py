@@ -57,9 +57,9 @@ def test_valid_template_passes():
         (VALID.replace("skip query_database", "maybe skip the database"), "rule outside the grammar"),
         (
             VALID.replace("repeated status", "repeated A123 status"),
-            "names a specific order or customer (A123)",
+            "names a specific instance (order id A123)",
         ),
-        (VALID.replace("- none", "- ask CUST-0042 about amount"), "(CUST-0042)"),
+        (VALID.replace("- none", "- ask CUST-0042 about amount"), "(customer CUST-0042)"),
         (
             "INEFFECTIVE STEPS:\n- none\nEFFECTIVE STEPS:\n- none\nREUSABLE RULES:\n- none\nAVOID:\n- none",
             "out of order",
@@ -82,7 +82,10 @@ items = st.sampled_from(
 )
 
 
-@given(st.lists(items, max_size=3), st.lists(items, max_size=3), st.sampled_from(["A123", "Z999", "CUST-7"]))
+INSTANCES = {"A123": "order id", "Z999": "order id", "CUST-7": "customer", "X9F2": "id", "$215": "amount"}
+
+
+@given(st.lists(items, max_size=3), st.lists(items, max_size=3), st.sampled_from(sorted(INSTANCES)))
 def test_any_instance_name_is_caught(effective, avoid, instance):
     def block(name, xs):
         return f"{name}:\n" + "\n".join(f"- {x}" for x in xs or ["none"])
@@ -92,7 +95,8 @@ def test_any_instance_name_is_caught(effective, avoid, instance):
          block(SECTIONS[2], []), block(SECTIONS[3], avoid)]
     )  # fmt: skip
     assert validate_reflection(text) == [
-        f"INEFFECTIVE STEPS: item names a specific order or customer ({instance})"
+        f"INEFFECTIVE STEPS: item names a specific instance ({INSTANCES[instance]} {instance}); "
+        "it must hold for every order"
     ]
 
 
