@@ -55,8 +55,8 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 512):
         self.dim = dim
-        # word -> its features' (bucket, sign): words recur across lessons, so each is hashed once
-        self.cache: dict[str, list[tuple[int, float]]] = {}
+        # word -> its features' signed codes: words recur across lessons, so each is hashed once
+        self.cache: dict[str, tuple[int, ...]] = {}
 
     def features(self, text: str) -> list[str]:
         words = tokens(text)
@@ -74,35 +74,44 @@ class HashingEmbedder:
         digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
         return digest % self.dim, 1.0 if (digest >> 63) & 1 else -1.0
 
-    def word_cells(self, word: str) -> list[tuple[int, float]]:
-        """The (bucket, sign) of a word's own features (itself, its 3-grams), hashed once per word."""
+    def word_codes(self, word: str) -> tuple[int, ...]:
+        """A word's own features (itself, its 3-grams) as signed codes, +-(bucket + 1), hashed once."""
         found = self.cache.get(word)
         if found is None:
             own = [word] if word.isalnum() and word not in STOPWORDS else []
             if word.isascii() and len(word) > 3:
                 padded = f"<{word}>"
                 own += [padded[i : i + 3] for i in range(len(padded) - 2)]
-            found = self.cache[word] = [self.bucket(feature) for feature in own]
+            found = self.cache[word] = tuple(code(*self.bucket(feature)) for feature in own)
         return found
 
     def embed(self, texts: Sequence[str], batch: int = 4096) -> np.ndarray:
-        """The same features as ``features``, read from the per-word cache. Each adds its sign to its
-        bucket; the sums are small integers, exact in any order, so one ``np.bincount`` per batch of
-        texts does them all."""
+        """The features of ``features``, read from the per-word cache. Each adds its sign to its bucket;
+        the sums are small integers, exact in any order, so one ``np.bincount`` per batch of texts
+        does them all, and the float64 norms of those integers are exact as in ``normalize``."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        cache, word_codes = self.cache, self.word_codes
         for start in range(0, len(texts), batch):
-            cells, signs = [], []
-            for row, text in enumerate(texts[start : start + batch]):
+            codes: list[int] = []
+            counts = []
+            for text in texts[start : start + batch]:
                 words = tokens(text)
-                found = [cell for word in words for cell in self.word_cells(word)]
                 cjk = [w for w in words if not w.isascii() and w.isalnum()]
-                found += [self.bucket(a + b) for a, b in zip(cjk, cjk[1:], strict=False)]
-                cells += [row * self.dim + bucket for bucket, _ in found]
-                signs += [sign for _, sign in found]
-            rows = min(batch, len(texts) - start)
-            sums = np.bincount(np.array(cells, dtype=np.int64), np.array(signs), minlength=rows * self.dim)
-            vectors[start : start + rows] = sums.reshape(rows, self.dim)
-        return normalize(vectors)
+                words += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]  # a CJK pair codes as itself
+                found = [c for w in words for c in (cache[w] if w in cache else word_codes(w))]
+                codes += found
+                counts.append(len(found))
+            signed = np.array(codes, dtype=np.int64)
+            rows = np.repeat(np.arange(len(counts)), counts)
+            sums = np.bincount(
+                rows * self.dim + np.abs(signed) - 1, np.sign(signed), minlength=len(counts) * self.dim
+            ).reshape(len(counts), self.dim)
+            vectors[start : start + len(counts)] = unit_rows(sums)
+        return vectors
+
+
+def code(bucket: int, sign: float) -> int:
+    return int(sign) * (bucket + 1)
 
 
 class OpenAIEmbedder:
@@ -192,6 +201,10 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     square and every partial sum is exact, so the unit vectors are bit-identical on every CPU
     (``np.linalg.norm`` on float32 goes through the machine's BLAS kernel, whose rounding differs).
     """
-    wide = vectors.astype(np.float64)
+    return unit_rows(vectors.astype(np.float64))
+
+
+def unit_rows(wide: np.ndarray) -> np.ndarray:
+    """float64 rows -> float32 unit rows (``normalize`` without the widening)."""
     norms = np.sqrt((wide * wide).sum(axis=1, keepdims=True))
     return (wide / np.where(norms == 0, 1.0, norms)).astype(np.float32)

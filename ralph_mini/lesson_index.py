@@ -17,12 +17,12 @@ import bisect
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from operator import attrgetter
+from itertools import islice
 
 import numpy as np
 
 from ralph_mini.embed import Embedder, KeywordIndex, keyword_words
-from ralph_mini.memory import Experience, Memory
+from ralph_mini.memory import Experience, Memory, days_since
 
 # Scores are compared to this many decimals: below 1e-6 a difference is float rounding noise (a BLAS
 # kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
@@ -80,17 +80,22 @@ class VectorIndex:
         count, so ranks near the cut may swap); each is then scored exactly (``exact_cosine``),
         rounded to ``SCORE_DECIMALS``, and the best ``k`` kept.
         """
+        return self.search_and_propose(text, k)[0]
+
+    def search_and_propose(self, text: str, k: int) -> tuple[list[tuple[str, float]], list[str]]:
+        """``search``, plus the ids faiss proposed (``LiveLessons`` checks they are all still live)."""
         if len(self) == 0 or k <= 0:
-            return []
+            return [], []
         query = self.embedder.embed([text])[0]
         _, keys = self.index.search(query[None, :], min(2 * k, len(self)))
+        proposed = [self.ids[int(key)] for key in keys[0] if key >= 0]
+        vectors = self.index.reconstruct_batch(np.array([faiss_id(i) for i in proposed], dtype=np.int64))
         found = [
-            (self.ids[int(key)], round(exact_cosine(query, self.index.reconstruct(int(key))), SCORE_DECIMALS))
-            for key in keys[0]
-            if key >= 0
+            (i, round(exact_cosine(query, vector), SCORE_DECIMALS))
+            for i, vector in zip(proposed, vectors, strict=True)
         ]
         found.sort(key=lambda pair: (-pair[1], pair[0]))
-        return found[:k]
+        return found[:k], proposed
 
 
 def exact_cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -104,63 +109,93 @@ def faiss_id(experience_id: str) -> int:
     return int(experience_id, 16)
 
 
-# What a search compares to see whether a lesson changed since the last search: the fields liveness reads.
-LIVENESS_FIELDS = attrgetter("status", "last_hit_at")
-
-
 class LiveLessons:
     """Both indexes (keyword words, vectors) of a memory's live lessons: active, not past expiry.
 
-    Slot i is the i-th experience of ``memory.experiences``. Memory never deletes, so a slot keeps its
-    lesson and slot order is memory order, the order the old full scan broke ties in. A lesson is
-    tokenised and embedded once, when it first goes live. ``follow`` reads two fields per lesson and
-    re-reads only the lessons whose fields changed; removing and adding vectors happens in the order a
-    full ``VectorIndex.sync`` would use, so faiss holds the same vectors in the same order.
+    Slot i is the i-th experience of ``memory.experiences``. Memory never deletes and only appends, so a
+    slot keeps its lesson and slot order is memory order, the order the old full scan broke ties in.
+    A lesson is tokenised and embedded once, when it first goes live. Keeping in step costs little:
+
+    - every search (``follow``) takes in appended lessons and re-reads the lessons *not* indexed (one
+      may have come alive: confirmed, or refreshed); nothing is read for the lessons indexed;
+    - a lesson that died while indexed (removed, expired) still weighs 0, so it can only matter by
+      taking a candidate's place: the retriever checks its candidates (``any_dead``) and, if one died,
+      ``resync`` re-reads every lesson, as a full ``VectorIndex.sync`` would.
+
     It reads memory and never changes it.
     """
 
     def __init__(self, embedder: Embedder):
         self.vectors = VectorIndex(embedder)
         self.keywords = KeywordIndex()
-        self.lessons: list[Experience] = []  # memory.experiences.values() as last followed
-        self.fields: list[tuple[str, str]] = []  # (status, last_hit_at) per slot, as last seen
+        self.lessons: list[Experience] = []  # memory.experiences.values(), as appended
+        self.seen: list[tuple[str, str] | None] = []  # (status, last_hit_at) per slot, as last read
         self.active = np.zeros(0, dtype=bool)
         self.last_hit = np.zeros(0, dtype="datetime64[us]")  # UTC; NaT unless active
         self.live = np.zeros(0, dtype=bool)  # in both indexes now
         self.clock_seen: tuple[datetime, float] | None = None  # (now, expire_after_days) last used
         self.slots: dict[str, int] = {}  # experience id -> slot, once tokenised
         self.by_rule: list[tuple[str, int]] = []  # tokenised (rule, slot), sorted: the tie order
-        self.rank = np.zeros(0, dtype=np.int64)  # slot -> its place in by_rule
+        self.rank = np.zeros(0, dtype=np.int64)  # slot -> its place in by_rule (-1: not tokenised)
         self.stash: dict[int, np.ndarray] = {}  # vectors taken out of faiss, kept for a comeback
 
     def follow(self, memory: Memory) -> bool:
-        """Bring the indexes in step with ``memory``; False if memory was rebuilt, not appended to."""
+        """Every search: take in appended lessons, re-read those not indexed. False if memory shrank."""
+        size = len(memory.experiences)
+        if size < len(self.lessons):
+            return False
+        if size > len(self.lessons):
+            self.append(list(islice(memory.experiences.values(), len(self.lessons), None)))
+        self.update(np.flatnonzero(~self.live).tolist(), memory)
+        return True
+
+    def resync(self, memory: Memory) -> bool:
+        """Re-read every lesson. False if memory was rebuilt, not appended to (then start afresh)."""
         lessons = list(memory.experiences.values())
         if lessons[: len(self.lessons)] != self.lessons:
             return False
-        fields = list(map(LIVENESS_FIELDS, lessons))
-        clock_seen = (memory.clock(), memory.config.expire_after_days)
-        if fields == self.fields and clock_seen == self.clock_seen:
-            return True
-        old, grow = self.fields, len(fields) - len(self.fields)
+        self.append(lessons[len(self.lessons) :])
+        self.update(list(range(len(self.lessons))), memory, everything=True)
+        return True
+
+    def append(self, lessons: list[Experience]) -> None:
+        grow = len(lessons)
+        self.lessons += lessons
+        self.seen += [None] * grow
         self.active = np.concatenate([self.active, np.zeros(grow, dtype=bool)])
         self.last_hit = np.concatenate([self.last_hit, np.full(grow, np.datetime64("NaT", "us"))])
         self.live = np.concatenate([self.live, np.zeros(grow, dtype=bool)])
-        self.rank = np.concatenate([self.rank, np.zeros(grow, dtype=np.int64)])
-        changed = [i for i, pair in enumerate(zip(fields, old, strict=False)) if pair[0] != pair[1]]
-        for slot in changed + list(range(len(old), len(fields))):
-            status, last_hit = fields[slot]
+        self.rank = np.concatenate([self.rank, np.full(grow, -1, dtype=np.int64)])
+
+    def update(self, slots: list[int], memory: Memory, everything: bool = False) -> None:
+        """Re-read these slots; take out those no longer live, then put in those now live (in slot
+        order: the order ``VectorIndex.sync`` adds them)."""
+        clock_seen = (memory.clock(), memory.config.expire_after_days)
+        fields = [(e.status, e.last_hit_at) for e in map(self.lessons.__getitem__, slots)]
+        changed = [(s, f) for s, f in zip(slots, fields, strict=True) if f != self.seen[s]]
+        if not changed and clock_seen == self.clock_seen and not everything:
+            return  # the same fields at the same time: the same liveness
+        for slot, (status, last_hit) in changed:
+            self.seen[slot] = status, last_hit
             self.active[slot] = status == "active"
-            self.last_hit[slot] = utc(datetime.fromisoformat(last_hit)) if status == "active" else None
+            if self.active[slot]:
+                self.last_hit[slot] = utc(datetime.fromisoformat(last_hit))
         # Memory.live's test, for every slot at once: days_since <= expire_after_days. Microseconds
         # over microseconds per day is one correctly rounded division, as in timedelta / timedelta.
-        days = (np.datetime64(utc(clock_seen[0]), "us") - self.last_hit).astype(np.int64) / 86_400_000_000
-        live = self.active & (days <= clock_seen[1])
-        self.lessons, self.fields, self.clock_seen = lessons, fields, clock_seen
-        self.take_out(np.flatnonzero(self.live & ~live).tolist())
-        self.put_in(np.flatnonzero(live & ~self.live).tolist())
-        self.live = live
-        return True
+        index = np.array(slots, dtype=np.int64)
+        now = np.datetime64(utc(clock_seen[0]), "us")
+        days = (now - self.last_hit[index]).astype(np.int64) / 86_400_000_000
+        live, was = self.active[index] & (days <= clock_seen[1]), self.live[index]
+        self.take_out(index[was & ~live].tolist())
+        self.put_in(index[live & ~was].tolist())
+        self.live[index] = live
+        self.clock_seen = clock_seen
+
+    def any_dead(self, slots: Sequence[int], memory: Memory) -> bool:
+        """Has one of these indexed lessons died since it was read? (``Memory.live``'s test, read now)"""
+        now, expire = memory.clock(), memory.config.expire_after_days
+        lessons = map(self.lessons.__getitem__, slots)
+        return any(e.status != "active" or days_since(e.last_hit_at, now) > expire for e in lessons)
 
     def take_out(self, slots: list[int]) -> None:
         if slots:
@@ -178,11 +213,12 @@ class LiveLessons:
         if not slots:
             return
         todo = [s for s in slots if s not in self.stash]
-        embedded = self.vectors.embedder.embed([experience_text(self.lessons[s]) for s in todo])
-        vectors = dict(zip(todo, embedded, strict=True)) | {
-            s: self.stash.pop(s) for s in slots if s not in todo
-        }
-        matrix = embedded if len(todo) == len(slots) else np.stack([vectors[s] for s in slots])
+        matrix = self.vectors.embedder.embed([experience_text(self.lessons[s]) for s in todo])
+        if len(todo) < len(slots):  # some come back: their vectors were kept when they left
+            vectors = dict(zip(todo, matrix, strict=True)) | {
+                s: self.stash.pop(s) for s in slots if s in self.stash
+            }
+            matrix = np.stack([vectors[s] for s in slots])
         self.vectors.add_vectors([self.lessons[s].id for s in slots], matrix)
 
     def place(self, fresh: list[int]) -> None:

@@ -78,28 +78,40 @@ class Retriever:
         return self.lessons.vectors
 
     def search(self, query: str, k: int = 3) -> list[Scored]:
-        if not self.lessons.follow(self.memory):  # memory rebuilt under us: index it afresh
-            self.lessons = LiveLessons(self.index.embedder)
-            self.lessons.follow(self.memory)
+        self.keep_in_step()
         wanted = keyword_words(query)
-        counts = self.lessons.keyword_counts(wanted)
-        cosines = dict(self.index.search(query, self.candidates)) if self.mode != "keyword" else {}
-        slot = self.lessons.slots
-        if self.mode == "keyword":
-            pool = np.flatnonzero(counts).tolist()
-        elif self.mode == "vector":
-            pool = [slot[i] for i in cosines]
-        else:  # keyword candidates first, vector candidates second
-            pool = self.lessons.best_by_words(counts, self.candidates)
-            pool += [slot[i] for i in cosines if slot[i] not in pool]
+        pool, counts, cosines, checked = self.pool(wanted, query)
+        if self.lessons.any_dead(checked, self.memory):  # one died while indexed: re-read them all
+            self.keep_in_step(everything=True)
+            pool, counts, cosines, _ = self.pool(wanted, query)
         scored = []
-        for s in pool:
-            experience = self.lessons.lessons[s]
-            keyword = int(counts[s]) / len(wanted) if wanted else 0.0
+        for slot in pool:
+            experience = self.lessons.lessons[slot]
+            keyword = int(counts[slot]) / len(wanted) if wanted else 0.0
             scored.append(self.scored(experience, keyword, cosines.get(experience.id, 0.0)))
         scored = [s for s in scored if s.score > 0]
         scored.sort(key=lambda s: (-s.score, s.experience.rule))
         return scored[:k]
+
+    def keep_in_step(self, everything: bool = False) -> None:
+        everything = everything or self.lessons.clock_seen is None  # the first search reads everything
+        kept = self.lessons.resync(self.memory) if everything else self.lessons.follow(self.memory)
+        if not kept:  # memory was rebuilt, not appended to: index it afresh
+            self.lessons = LiveLessons(self.index.embedder)
+            self.lessons.resync(self.memory)
+
+    def pool(self, wanted: set[str], query: str) -> tuple[list[int], np.ndarray, dict[str, float], list[int]]:
+        """The candidate slots, in the order the mode takes them; words shared per slot; cosines; and
+        the slots whose liveness decides the pool (keyword candidates and all that faiss proposed)."""
+        counts = self.lessons.keyword_counts(wanted)
+        if self.mode == "keyword":  # every lesson sharing a word: a dead one weighs 0 and drops out
+            return np.flatnonzero(counts).tolist(), counts, {}, []
+        found, proposed = self.index.search_and_propose(query, self.candidates)
+        slot, cosines = self.lessons.slots, dict(found)
+        pool = [] if self.mode == "vector" else self.lessons.best_by_words(counts, self.candidates)
+        checked = pool + [slot[i] for i in proposed]
+        pool += [slot[i] for i in cosines if slot[i] not in pool]  # keyword candidates first
+        return pool, counts, cosines, checked
 
     def scored(self, experience: Experience, keyword: float, cosine: float) -> Scored:
         relevance = {"keyword": keyword, "vector": cosine, "hybrid": 0.5 * keyword + 0.5 * cosine}[self.mode]
