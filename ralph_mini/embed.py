@@ -96,8 +96,9 @@ class HashingEmbedder:
             counts = []
             for text in texts[start : start + batch]:
                 words = tokens(text)
-                cjk = [w for w in words if not w.isascii() and w.isalnum()]
-                words += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]  # a CJK pair codes as itself
+                if not text.isascii():  # CJK character pairs, each coded as a word of its own
+                    cjk = [w for w in words if not w.isascii() and w.isalnum()]
+                    words += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
                 found = [c for w in words for c in (cache[w] if w in cache else word_codes(w))]
                 codes += found
                 counts.append(len(found))
@@ -170,17 +171,19 @@ class KeywordIndex:
 
     A query then touches only the lessons sharing one of its words, and counting shared words is one
     ``np.bincount`` over those slots instead of a set intersection per stored lesson.
-    add(0, {'paid', 'order'}); add(1, {'order'}) -> counts({'order', 'paid', 'refund'}, 2) = [2, 1].
+    add([0, 1], [{'paid', 'order'}, {'order'}]) -> counts({'order', 'paid', 'refund'}, 2) = [2, 1].
     """
 
     def __init__(self) -> None:
         self.postings: defaultdict[str, list[int]] = defaultdict(list)
         self.arrays: dict[str, np.ndarray] = {}  # postings as arrays, rebuilt for a word when it grows
 
-    def add(self, slot: int, words: set[str]) -> None:
-        for word in words:
-            self.postings[word].append(slot)
-            self.arrays.pop(word, None)
+    def add(self, slots: Sequence[int], words: Sequence[set[str]]) -> None:
+        """Slot ``slots[i]`` has the words ``words[i]``."""
+        for slot, found in zip(slots, words, strict=True):
+            for word in found:
+                self.postings[word].append(slot)
+        self.arrays.clear()
 
     def counts(self, words: set[str], size: int) -> np.ndarray:
         """How many of ``words`` each slot 0..size-1 contains."""

@@ -205,15 +205,15 @@ class LiveLessons:
             self.vectors.remove(ids)
 
     def put_in(self, slots: list[int]) -> None:
-        fresh = [s for s in slots if self.lessons[s].id not in self.slots]
-        for slot in fresh:
-            self.slots[self.lessons[slot].id] = slot
-            self.keywords.add(slot, keyword_words(experience_text(self.lessons[slot])))
+        texts = {s: experience_text(self.lessons[s]) for s in slots if s not in self.stash}
+        fresh = [s for s in texts if self.lessons[s].id not in self.slots]
+        self.slots.update((self.lessons[s].id, s) for s in fresh)
+        self.keywords.add(fresh, [keyword_words(texts[s]) for s in fresh])
         self.place(fresh)
         if not slots:
             return
-        todo = [s for s in slots if s not in self.stash]
-        matrix = self.vectors.embedder.embed([experience_text(self.lessons[s]) for s in todo])
+        todo = list(texts)
+        matrix = self.vectors.embedder.embed(list(texts.values()))
         if len(todo) < len(slots):  # some come back: their vectors were kept when they left
             vectors = dict(zip(todo, matrix, strict=True)) | {
                 s: self.stash.pop(s) for s in slots if s in self.stash
