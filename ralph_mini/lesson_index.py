@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from itertools import islice
+from operator import attrgetter
 
 import numpy as np
 
@@ -109,6 +110,10 @@ def faiss_id(experience_id: str) -> int:
     return int(experience_id, 16)
 
 
+# What a search reads of each lesson not indexed: the fields that decide whether it is live.
+STATUS, LAST_HIT = attrgetter("status"), attrgetter("last_hit_at")
+
+
 class LiveLessons:
     """Both indexes (keyword words, vectors) of a memory's live lessons: active, not past expiry.
 
@@ -116,8 +121,9 @@ class LiveLessons:
     slot keeps its lesson and slot order is memory order, the order the old full scan broke ties in.
     A lesson is tokenised and embedded once, when it first goes live. Keeping in step costs little:
 
-    - every search (``follow``) takes in appended lessons and re-reads the lessons *not* indexed (one
-      may have come alive: confirmed, or refreshed); nothing is read for the lessons indexed;
+    - every search (``follow``) takes in appended lessons and compares two fields of each lesson *not*
+      indexed with the last look (one may have come alive: confirmed, or refreshed); nothing is read
+      for the lessons indexed;
     - a lesson that died while indexed (removed, expired) still weighs 0, so it can only matter by
       taking a candidate's place: the retriever checks its candidates (``any_dead``) and, if one died,
       ``resync`` re-reads every lesson, as a full ``VectorIndex.sync`` would.
@@ -138,6 +144,8 @@ class LiveLessons:
         self.by_rule: list[tuple[str, int]] = []  # tokenised (rule, slot), sorted: the tie order
         self.rank = np.zeros(0, dtype=np.int64)  # slot -> its place in by_rule (-1: not tokenised)
         self.stash: dict[int, np.ndarray] = {}  # vectors taken out of faiss, kept for a comeback
+        self.watched: tuple[list, np.ndarray] | None = None  # not indexed; slots of the active ones
+        self.watched_seen: tuple = (None,) * 4  # their statuses, last hits, and the clock at the last look
 
     def follow(self, memory: Memory) -> bool:
         """Every search: take in appended lessons, re-read those not indexed. False if memory shrank."""
@@ -146,8 +154,36 @@ class LiveLessons:
             return False
         if size > len(self.lessons):
             self.append(list(islice(memory.experiences.values(), len(self.lessons), None)))
-        self.update(np.flatnonzero(~self.live).tolist(), memory)
+        looked = self.look(memory)
+        if looked != self.watched_seen and (looked[:2] != self.watched_seen[:2] or self.alive(looked)):
+            self.update(np.flatnonzero(~self.live).tolist(), memory)  # one has come alive: take it in
+            self.watched = None
+            looked = self.look(memory)
+        self.watched_seen = looked
         return True
+
+    def look(self, memory: Memory) -> tuple:
+        """What decides whether a lesson not indexed comes alive: the statuses of all, the last hits of
+        those active (expired by the clock), and the clock."""
+        if self.watched is None:
+            slots = np.flatnonzero(~self.live)
+            active = slots[self.active[slots]]
+            self.watched = list(map(self.lessons.__getitem__, slots.tolist())), active
+            self.watched_seen = None, None, None, None
+        statuses = list(map(STATUS, self.watched[0]))
+        last_hits = list(map(LAST_HIT, map(self.lessons.__getitem__, self.watched[1].tolist())))
+        return statuses, last_hits, memory.clock(), memory.config.expire_after_days
+
+    def alive(self, looked: tuple) -> bool:
+        """Only the clock moved: is one of the active lessons not indexed within expiry now?"""
+        return bool(self.live_at(self.watched[1], looked[2], looked[3]).any())
+
+    def live_at(self, slots: np.ndarray, now: datetime, expire_after_days: float) -> np.ndarray:
+        """Memory.live's test, for many slots at once: active and days_since <= expire_after_days.
+        Microseconds over microseconds per day is one correctly rounded division, as in
+        timedelta / timedelta, so the days are the very floats ``days_since`` gives."""
+        days = (np.datetime64(utc(now), "us") - self.last_hit[slots]).astype(np.int64) / 86_400_000_000
+        return self.active[slots] & (days <= expire_after_days)
 
     def resync(self, memory: Memory) -> bool:
         """Re-read every lesson. False if memory was rebuilt, not appended to (then start afresh)."""
@@ -161,6 +197,7 @@ class LiveLessons:
     def append(self, lessons: list[Experience]) -> None:
         grow = len(lessons)
         self.lessons += lessons
+        self.watched = None if grow else self.watched
         self.seen += [None] * grow
         self.active = np.concatenate([self.active, np.zeros(grow, dtype=bool)])
         self.last_hit = np.concatenate([self.last_hit, np.full(grow, np.datetime64("NaT", "us"))])
@@ -180,14 +217,12 @@ class LiveLessons:
             self.active[slot] = status == "active"
             if self.active[slot]:
                 self.last_hit[slot] = utc(datetime.fromisoformat(last_hit))
-        # Memory.live's test, for every slot at once: days_since <= expire_after_days. Microseconds
-        # over microseconds per day is one correctly rounded division, as in timedelta / timedelta.
         index = np.array(slots, dtype=np.int64)
-        now = np.datetime64(utc(clock_seen[0]), "us")
-        days = (now - self.last_hit[index]).astype(np.int64) / 86_400_000_000
-        live, was = self.active[index] & (days <= clock_seen[1]), self.live[index]
+        live, was = self.live_at(index, *clock_seen), self.live[index]
         self.take_out(index[was & ~live].tolist())
         self.put_in(index[live & ~was].tolist())
+        if (was != live).any():
+            self.watched = None  # the lessons not indexed are others now
         self.live[index] = live
         self.clock_seen = clock_seen
 
