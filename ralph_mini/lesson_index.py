@@ -5,9 +5,10 @@
   faiss's candidates exactly, so rankings are the same on every CPU.
 - ``LiveLessons`` keeps a ``VectorIndex`` and a keyword index (``embed.KeywordIndex``) equal to the
   memory's live lessons without a sweep per search: each lesson is tokenised and embedded once, when it
-  first goes live; each search compares two fields per lesson with what it saw the last time and
-  re-reads only what changed. At 100k lessons that is what keeps a search near the raw faiss search
-  (``benchmarks/retrieval_speed.py``).
+  first goes live; a search reads nothing of the lessons indexed, only the status of those not indexed
+  (one may have come alive), and a lesson that died while indexed is caught when it turns up as a
+  candidate. At 100k lessons that keeps a search near the raw faiss search under it
+  (``benchmarks/retrieval_speed.py``), with the same results as a full sync before every search.
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
