@@ -9,6 +9,9 @@ lands nearby; ``retrieval.py`` searches those vectors.
   it hashes words and character n-grams (CJK characters too) into a fixed-size vector.
 - Real embedders: ``OpenAIEmbedder`` (any OpenAI-compatible ``/v1/embeddings``) and
   ``SentenceTransformerEmbedder`` (optional extra, needs torch).
+- The keyword side of retrieval lives here too, as the baseline vectors are measured against:
+  ``keyword_words`` splits text the way a keyword index does, and ``KeywordIndex`` maps each word to
+  the lessons that contain it, so a query reads only the lessons sharing one of its words.
 
 Left out on purpose: training an embedder, and caching embeddings across sessions.
 """
@@ -16,6 +19,7 @@ Left out on purpose: training an embedder, and caching embeddings across session
 import hashlib
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -51,6 +55,8 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 512):
         self.dim = dim
+        # word -> its features' signed codes: words recur across lessons, so each is hashed once
+        self.cache: dict[str, tuple[int, ...]] = {}
 
     def features(self, text: str) -> list[str]:
         words = tokens(text)
@@ -63,13 +69,50 @@ class HashingEmbedder:
         found += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
         return found
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def bucket(self, feature: str) -> tuple[int, float]:
+        """'paid' -> (bucket, +1.0 or -1.0): the top bit of its blake2b digest picks the sign."""
+        digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+        return digest % self.dim, 1.0 if (digest >> 63) & 1 else -1.0
+
+    def word_codes(self, word: str) -> tuple[int, ...]:
+        """A word's own features (itself, its 3-grams) as signed codes, +-(bucket + 1), hashed once."""
+        found = self.cache.get(word)
+        if found is None:
+            own = [word] if word.isalnum() and word not in STOPWORDS else []
+            if word.isascii() and len(word) > 3:
+                padded = f"<{word}>"
+                own += [padded[i : i + 3] for i in range(len(padded) - 2)]
+            found = self.cache[word] = tuple(code(*self.bucket(feature)) for feature in own)
+        return found
+
+    def embed(self, texts: Sequence[str], batch: int = 4096) -> np.ndarray:
+        """The features of ``features``, read from the per-word cache. Each adds its sign to its bucket;
+        the sums are small integers, exact in any order, so one ``np.bincount`` per batch of texts
+        does them all, and the float64 norms of those integers are exact as in ``normalize``."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for feature in self.features(text):
-                digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
-                vectors[row, digest % self.dim] += 1.0 if (digest >> 63) & 1 else -1.0
-        return normalize(vectors)
+        cache, word_codes = self.cache, self.word_codes
+        for start in range(0, len(texts), batch):
+            codes: list[int] = []
+            counts = []
+            for text in texts[start : start + batch]:
+                words = tokens(text)
+                if not text.isascii():  # CJK character pairs, each coded as a word of its own
+                    cjk = [w for w in words if not w.isascii() and w.isalnum()]
+                    words += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
+                found = [c for w in words for c in (cache[w] if w in cache else word_codes(w))]
+                codes += found
+                counts.append(len(found))
+            signed = np.array(codes, dtype=np.int64)
+            rows = np.repeat(np.arange(len(counts)), counts)
+            sums = np.bincount(
+                rows * self.dim + np.abs(signed) - 1, np.sign(signed), minlength=len(counts) * self.dim
+            ).reshape(len(counts), self.dim)
+            vectors[start : start + len(counts)] = unit_rows(sums)
+        return vectors
+
+
+def code(bucket: int, sign: float) -> int:
+    return int(sign) * (bucket + 1)
 
 
 class OpenAIEmbedder:
@@ -115,6 +158,45 @@ class SentenceTransformerEmbedder:
         return normalize(np.asarray(self.model.encode(list(texts)), dtype=np.float32))
 
 
+def keyword_words(text: str) -> set[str]:
+    """Words as a simple keyword index sees them: split on spaces and punctuation.
+
+    Chinese has no spaces, so '订单K512付款了吗' is one 'word' and matches nothing: that is the point.
+    """
+    return {w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+class KeywordIndex:
+    """An inverted index: word -> the slots (0, 1, 2, ...) of the lessons whose text has it.
+
+    A query then touches only the lessons sharing one of its words, and counting shared words is one
+    ``np.bincount`` over those slots instead of a set intersection per stored lesson.
+    add([0, 1], [{'paid', 'order'}, {'order'}]) -> counts({'order', 'paid', 'refund'}, 2) = [2, 1].
+    """
+
+    def __init__(self) -> None:
+        self.postings: defaultdict[str, list[int]] = defaultdict(list)
+        self.arrays: dict[str, np.ndarray] = {}  # postings as arrays, rebuilt for a word when it grows
+
+    def add(self, slots: Sequence[int], words: Sequence[set[str]]) -> None:
+        """Slot ``slots[i]`` has the words ``words[i]``."""
+        for slot, found in zip(slots, words, strict=True):
+            for word in found:
+                self.postings[word].append(slot)
+        self.arrays.clear()
+
+    def counts(self, words: set[str], size: int) -> np.ndarray:
+        """How many of ``words`` each slot 0..size-1 contains."""
+        found = []
+        for word in words & self.postings.keys():
+            if word not in self.arrays:
+                self.arrays[word] = np.array(self.postings[word], dtype=np.int64)
+            found.append(self.arrays[word])
+        if not found:
+            return np.zeros(size, dtype=np.int64)
+        return np.bincount(np.concatenate(found), minlength=size)
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
     """Unit rows, so inner product = cosine; an all-zero row stays zero.
 
@@ -122,6 +204,10 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     square and every partial sum is exact, so the unit vectors are bit-identical on every CPU
     (``np.linalg.norm`` on float32 goes through the machine's BLAS kernel, whose rounding differs).
     """
-    wide = vectors.astype(np.float64)
+    return unit_rows(vectors.astype(np.float64))
+
+
+def unit_rows(wide: np.ndarray) -> np.ndarray:
+    """float64 rows -> float32 unit rows (``normalize`` without the widening)."""
     norms = np.sqrt((wide * wide).sum(axis=1, keepdims=True))
     return (wide / np.where(norms == 0, 1.0, norms)).astype(np.float32)

@@ -3,8 +3,8 @@
 Embeddings (``embed.py``) put similar text near each other; this module finds the lessons nearest to a
 task and decides which of them fit in the prompt.
 
-- ``VectorIndex`` keeps a faiss inner-product index of unit vectors (so scores are cosines), with ids
-  mapping back to experiences; add, remove, and sync with a memory.
+- ``lesson_index.py`` keeps the live lessons in a faiss index (``VectorIndex``) and a keyword index,
+  each lesson tokenised once, kept in step with memory without a sweep per search (``LiveLessons``).
 - ``Retriever.search`` is hybrid: keyword candidates first, vector candidates second, then
 
       score = relevance x weight,   relevance = 0.5 x keyword overlap + 0.5 x cosine,
@@ -16,107 +16,29 @@ task and decides which of them fit in the prompt.
 - ``select_within_budget``: the first injection takes at most ``injection_budget`` (15%) of the
   model's context and at most ``top_k`` (3) experiences, best first, skipping any that do not fit.
 
-Left out on purpose: approximate indexes (IVF, HNSW): exact search over 100k lessons is already fast.
+Left out on purpose: approximate indexes (IVF, HNSW): exact search over 100k lessons is already fast;
+notebook 05 measures where they pay off.
 """
 
 import json
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
 
-from ralph_mini.embed import STOPWORDS, Embedder, HashingEmbedder
+from ralph_mini.embed import Embedder, HashingEmbedder, keyword_words
+from ralph_mini.lesson_index import (  # noqa: F401 (re-exported: notebook 05 and the tests read them here)
+    SCORE_DECIMALS,
+    LiveLessons,
+    VectorIndex,
+    exact_cosine,
+    experience_text,
+    faiss_id,
+)
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import count_tokens
 from ralph_mini.rules import bullets
-
-# Scores are compared to this many decimals: below 1e-6 a difference is float rounding noise (a BLAS
-# kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
-# lessons whose scores agree to 6 decimals are a tie, broken by a stable key (the rule text or id).
-SCORE_DECIMALS = 6
-
-
-def experience_text(experience: Experience) -> str:
-    """What gets embedded: the task type, the rule, and what taught it."""
-    return f"{experience.task_type.replace('_', ' ')}: {experience.rule}. {experience.failure_reason}"
-
-
-class VectorIndex:
-    """A faiss ``IndexIDMap2(IndexFlatIP)``: exact cosine search, ids mapped back to experience ids."""
-
-    def __init__(self, embedder: Embedder):
-        import faiss  # here, not at the top: notebooks before 05 never pay for loading it
-
-        self.embedder = embedder
-        self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(embedder.dim))
-        self.ids: dict[int, str] = {}  # faiss int64 id -> experience id
-
-    def __len__(self) -> int:
-        return self.index.ntotal
-
-    def add(self, experiences: Sequence[Experience]) -> None:
-        new = [e for e in experiences if faiss_id(e.id) not in self.ids]
-        if not new:
-            return
-        vectors = self.embedder.embed([experience_text(e) for e in new])
-        keys = np.array([faiss_id(e.id) for e in new], dtype=np.int64)
-        self.index.add_with_ids(vectors, keys)
-        self.ids.update({faiss_id(e.id): e.id for e in new})
-
-    def remove(self, experience_ids: Sequence[str]) -> None:
-        keys = [faiss_id(i) for i in experience_ids if faiss_id(i) in self.ids]
-        if keys:
-            self.index.remove_ids(np.array(keys, dtype=np.int64))
-            for key in keys:
-                del self.ids[key]
-
-    def sync(self, memory: Memory) -> None:
-        """Index exactly the live experiences of ``memory`` (active, not past expiry): add the new,
-        remove the gone. It reads memory and never changes it."""
-        active = {e.id: e for e in memory.live()}
-        self.remove([i for i in self.ids.values() if i not in active])
-        self.add(list(active.values()))
-
-    def search(self, text: str, k: int) -> list[tuple[str, float]]:
-        """[(experience id, cosine)], best first, ties by id: the same on every CPU.
-
-        faiss proposes twice ``k`` candidates (its float32 sums depend on the BLAS kernel and thread
-        count, so ranks near the cut may swap); each is then scored exactly (``exact_cosine``),
-        rounded to ``SCORE_DECIMALS``, and the best ``k`` kept.
-        """
-        if len(self) == 0 or k <= 0:
-            return []
-        query = self.embedder.embed([text])[0]
-        _, keys = self.index.search(query[None, :], min(2 * k, len(self)))
-        found = [
-            (self.ids[int(key)], round(exact_cosine(query, self.index.reconstruct(int(key))), SCORE_DECIMALS))
-            for key in keys[0]
-            if key >= 0
-        ]
-        found.sort(key=lambda pair: (-pair[1], pair[0]))
-        return found[:k]
-
-
-def exact_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """The inner product of two unit vectors, identical on every machine: each float32 product is exact
-    in float64, and ``math.fsum`` adds them exactly, in any order (a BLAS kernel sums in its own order)."""
-    return math.fsum((a.astype(np.float64) * b.astype(np.float64)).tolist())
-
-
-def faiss_id(experience_id: str) -> int:
-    """Experience ids are 12 hex digits: 48 bits, a valid faiss int64 id."""
-    return int(experience_id, 16)
-
-
-def keyword_words(text: str) -> set[str]:
-    """Words as a simple keyword index sees them: split on spaces and punctuation.
-
-    Chinese has no spaces, so '订单K512付款了吗' is one 'word' and matches nothing: that is the point.
-    """
-    return {w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1}
 
 
 def keyword_score(query: str, text: str) -> float:
@@ -139,7 +61,7 @@ class Scored:
 
 
 class Retriever:
-    """Keyword, vector or hybrid search over a memory's active experiences."""
+    """Keyword, vector or hybrid search over a memory's live experiences."""
 
     MODES = ("keyword", "vector", "hybrid")
 
@@ -149,25 +71,47 @@ class Retriever:
         if mode not in self.MODES:
             raise ValueError(f"mode={mode!r}: use one of {', '.join(self.MODES)}")
         self.memory, self.mode, self.candidates = memory, mode, candidates
-        self.index = VectorIndex(embedder or HashingEmbedder())
+        self.lessons = LiveLessons(embedder or HashingEmbedder())
+
+    @property
+    def index(self) -> VectorIndex:
+        return self.lessons.vectors
 
     def search(self, query: str, k: int = 3) -> list[Scored]:
-        self.index.sync(self.memory)
-        by_id = {e.id: e for e in self.memory.live()}
-        cosines = dict(self.index.search(query, self.candidates)) if self.mode != "keyword" else {}
-        keywords = {i: keyword_score(query, experience_text(e)) for i, e in by_id.items()}
-        if self.mode == "keyword":
-            pool = [i for i, s in keywords.items() if s > 0]
-        elif self.mode == "vector":
-            pool = list(cosines)
-        else:  # keyword candidates first, vector candidates second
-            best_words = sorted(keywords.items(), key=lambda kv: (-kv[1], by_id[kv[0]].rule))
-            pool = [i for i, s in best_words if s > 0][: self.candidates]
-            pool += [i for i in cosines if i not in pool]
-        scored = [self.scored(by_id[i], keywords[i], cosines.get(i, 0.0)) for i in pool if i in by_id]
+        self.keep_in_step()
+        wanted = keyword_words(query)
+        pool, counts, cosines, checked = self.pool(wanted, query)
+        if self.lessons.any_dead(checked, self.memory):  # one died while indexed: re-read them all
+            self.keep_in_step(everything=True)
+            pool, counts, cosines, _ = self.pool(wanted, query)
+        scored = []
+        for slot in pool:
+            experience = self.lessons.lessons[slot]
+            keyword = int(counts[slot]) / len(wanted) if wanted else 0.0
+            scored.append(self.scored(experience, keyword, cosines.get(experience.id, 0.0)))
         scored = [s for s in scored if s.score > 0]
         scored.sort(key=lambda s: (-s.score, s.experience.rule))
         return scored[:k]
+
+    def keep_in_step(self, everything: bool = False) -> None:
+        everything = everything or self.lessons.clock_seen is None  # the first search reads everything
+        kept = self.lessons.resync(self.memory) if everything else self.lessons.follow(self.memory)
+        if not kept:  # memory was rebuilt, not appended to: index it afresh
+            self.lessons = LiveLessons(self.index.embedder)
+            self.lessons.resync(self.memory)
+
+    def pool(self, wanted: set[str], query: str) -> tuple[list[int], np.ndarray, dict[str, float], list[int]]:
+        """The candidate slots, in the order the mode takes them; words shared per slot; cosines; and
+        the slots whose liveness decides the pool (keyword candidates and all that faiss proposed)."""
+        counts = self.lessons.keyword_counts(wanted)
+        if self.mode == "keyword":  # every lesson sharing a word: a dead one weighs 0 and drops out
+            return np.flatnonzero(counts).tolist(), counts, {}, []
+        found, proposed = self.index.search_and_propose(query, self.candidates)
+        slot, cosines = self.lessons.slots, dict(found)
+        pool = [] if self.mode == "vector" else self.lessons.best_by_words(counts, self.candidates)
+        checked = pool + [slot[i] for i in proposed]
+        pool += [slot[i] for i in cosines if slot[i] not in pool]  # keyword candidates first
+        return pool, counts, cosines, checked
 
     def scored(self, experience: Experience, keyword: float, cosine: float) -> Scored:
         relevance = {"keyword": keyword, "vector": cosine, "hybrid": 0.5 * keyword + 0.5 * cosine}[self.mode]

@@ -1,5 +1,7 @@
 """Retrieval: the embedder, the faiss index against brute force, sync with memory, hybrid quality on
-the labelled set above a bar, and a budget that is never exceeded."""
+the labelled set above a bar, and a budget that is never exceeded; the scalable index (cached
+embeddings, a keyword index, a retriever that follows memory) against its definitions; the speed
+lesson's recall."""
 
 import numpy as np
 import pytest
@@ -7,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ralph_mini.clock import FakeClock
-from ralph_mini.embed import HashingEmbedder
+from ralph_mini.embed import HashingEmbedder, KeywordIndex, keyword_words
 from ralph_mini.memory import Memory
 from ralph_mini.retrieval import (
     Retriever,
@@ -17,6 +19,7 @@ from ralph_mini.retrieval import (
     injected_tokens,
     keyword_score,
     lesson_tokens,
+    load_labelled_set,
     select_within_budget,
 )
 
@@ -205,3 +208,82 @@ def test_minilm_maps_meaning_when_installed():
         ["Has my order been paid?", "Did the purchase get settled?", "Reset my password"]
     )
     assert embedder.dim == 384 and float(a @ b) > float(a @ c) + 0.1
+
+
+def reference_embedding(embedder: HashingEmbedder, text: str) -> np.ndarray:
+    """The embedder's definition, one blake2b per feature, no caches: what ``embed`` must equal."""
+    import hashlib
+
+    vector = np.zeros(embedder.dim, dtype=np.float64)
+    for feature in embedder.features(text):
+        digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+        vector[digest % embedder.dim] += 1.0 if (digest >> 63) & 1 else -1.0
+    norm = np.sqrt((vector * vector).sum())
+    return (vector / (norm or 1.0)).astype(np.float32)
+
+
+def test_cached_batched_embedding_is_bit_identical_to_its_definition():
+    texts = [q["text"] for q in load_labelled_set()["queries"]] + [
+        "",
+        "订单订单 订",
+        "ｆｕｌｌ Ａ１２３ café",
+    ]
+    for dim in (16, 512):
+        embedder = HashingEmbedder(dim)
+        got = embedder.embed(texts + texts, batch=7)  # twice: the second pass reads the cache
+        want = np.stack([reference_embedding(embedder, t) for t in texts + texts])
+        assert got.tobytes() == want.tobytes()
+
+
+def test_keyword_index_counts_shared_words():
+    texts = ["order has been paid", "refund the order", "订单K512付款了吗"]
+    index = KeywordIndex()
+    index.add([0, 1, 2], [keyword_words(t) for t in texts])
+    query = "Has order K512 been paid?"
+    counts = index.counts(keyword_words(query), 3)
+    assert [c / len(keyword_words(query)) for c in counts] == [keyword_score(query, t) for t in texts]
+
+
+def test_a_long_lived_retriever_answers_as_a_fresh_one_and_never_changes_memory():
+    """Lessons proposed, confirmed, removed, refreshed, expired by the clock and revived: after every
+    change a retriever that has followed memory all along ranks exactly as one built from scratch."""
+    import random
+    from dataclasses import asdict
+
+    rng = random.Random(0)
+    clock = FakeClock()
+    memory = Memory(clock)
+    keys = build_labelled_memory(memory)
+    queries = [q["text"] for q in load_labelled_set()["queries"]][::4] + ["", "skip the database"]
+    followers = {mode: Retriever(memory, mode=mode, candidates=3) for mode in Retriever.MODES}
+    for step in range(40):
+        lessons = list(memory.experiences.values())
+        change = step % 5
+        if change == 0:
+            rule = rng.choice(RULES + [f"when status is state{rng.randrange(9)}: skip tool_{step}"])
+            memory.propose(rule, task_id=f"T{rng.randrange(3)}", run_id="R", failure_reason="order paid")
+        elif change == 1:
+            rng.choice(lessons).status = rng.choice(["active", "removed", "candidate"])
+        elif change == 2:
+            clock.advance(days=rng.choice([-6, 4, 12]))
+        elif change == 3:
+            memory.record_hits(rng.sample(lessons, 2))
+        else:
+            memory.sweep()
+        before = [asdict(e) for e in memory.experiences.values()]
+        for mode, follower in followers.items():
+            fresh = Retriever(memory, mode=mode, candidates=3)
+            for query in queries:
+                assert follower.search(query, 5) == fresh.search(query, 5), (step, mode, query)
+        assert [asdict(e) for e in memory.experiences.values()] == before  # a search reads, never writes
+    assert keys  # the labelled lessons were there all along
+
+
+def test_speed_table_grades_the_approximate_index_against_exact_search():
+    from ralph_mini.vector_speed import speed_row, speed_table
+
+    (row,) = speed_table(sizes=(3000,), dim=16)
+    assert row["vectors"] == 3000 and all(row[name] > 0 for name in ("numpy", "faiss flat", "IVF 16/256"))
+    recalls = [row[f"IVF {lists}/256 recall@3"] for lists in (1, 4, 16)]
+    assert 0 <= recalls[0] <= recalls[1] <= recalls[2] <= 1  # more lists read, more neighbours found
+    assert [speed_row(3000, 16)[f"IVF {n}/256 recall@3"] for n in (1, 4, 16)] == recalls  # seeded

@@ -1,0 +1,123 @@
+"""Does retrieval scale? ``Retriever.search`` against the raw faiss search under it, at 10k and 100k lessons.
+
+    python benchmarks/retrieval_speed.py                 # 10k and 100k lessons, faiss on 1 thread
+    python benchmarks/retrieval_speed.py --sizes 1000 10000 --threads 2
+    python benchmarks/retrieval_speed.py --not-live 0.5  # half the lessons candidates, not yet live
+
+For each size it builds a memory of synthetic live lessons (grammar rules with distinct tools, statuses
+and ages, task types, and a failure note drawn from a 3,000-word vocabulary), then prints
+
+- build: seconds from an empty ``Retriever`` to its first answer (tokenise, embed and index every
+  lesson once);
+- search: median milliseconds per ``Retriever.search(query, k=3)`` (hybrid mode, the kit's default);
+- raw faiss: median milliseconds per ``IndexFlatIP.search`` of the same query vector over the same
+  vectors, asking for the 2 x 10 candidates the retriever asks for;
+- the ratio search / raw faiss (the target is <= 3).
+
+Lessons not live (candidates, removed, expired) are re-read on every search, since one may come alive;
+``--not-live`` measures what that costs.
+
+Both searches run on the same number of faiss threads (``--threads``, default 1: one query gains nothing
+from threads on this 2-core machine). Times are wall-clock medians over 60 queries x ``--repeats``; each
+query is timed for both searches back to back, so both see the same load. They vary from run to run.
+"""
+
+import argparse
+import hashlib
+import random
+import time
+from datetime import datetime, timedelta
+from statistics import median
+
+import faiss
+
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory import Experience, Memory
+from ralph_mini.retrieval import Retriever
+
+STATUSES = [f"state{i}" for i in range(60)]
+TASK_TYPES = [f"task_kind_{i}" for i in range(25)]
+
+
+def synthetic_memory(n: int, seed: int = 0, not_live: float = 0.0) -> tuple[Memory, list[str]]:
+    """``n`` lessons with distinct rules, a share ``not_live`` of them still candidates, the rest live;
+    and 60 queries in the same vocabulary (seeded)."""
+    rng = random.Random(seed)
+    clock = FakeClock()
+    vocabulary = [f"w{rng.getrandbits(40):x}" for _ in range(3000)] + "order payment refund cache".split()
+    lessons = []
+    for i in range(n):
+        status, tool, minutes = STATUSES[i % 60], f"tool_{(i // 60) % 40}", 1 + i // 2400
+        rule = f"when status is {status} and age under {minutes} min: skip {tool}"
+        stamp = clock() - timedelta(minutes=rng.randrange(20 * 24 * 60))
+        lessons.append(
+            Experience(
+                id=hashlib.sha256(rule.encode()).hexdigest()[:12],
+                rule=rule,
+                task_type=rng.choice(TASK_TYPES),
+                trigger=f"status:{status}",
+                tools=[tool],
+                result="saves calls",
+                failure_reason=" ".join(rng.choices(vocabulary, k=rng.randint(4, 12))),
+                created_at=stamp.isoformat(timespec="minutes"),
+                last_hit_at=stamp.isoformat(timespec="minutes"),
+                confirmations=rng.randint(2, 6),
+                status="candidate" if rng.random() < not_live else "active",
+            )
+        )
+    queries = [
+        f"{rng.choice(TASK_TYPES).replace('_', ' ')} {rng.choice(STATUSES)} "
+        + " ".join(rng.choices(vocabulary, k=rng.randint(1, 4)))
+        for _ in range(60)
+    ]
+    return Memory(clock, experiences=lessons), queries
+
+
+def timed(search, argument) -> float:
+    start = time.perf_counter()
+    search(argument)
+    return time.perf_counter() - start
+
+
+def measure(n: int, repeats: int, not_live: float) -> dict:
+    """Build, then time each query twice in a row, raw faiss and retriever, so both see the same load."""
+    memory, queries = synthetic_memory(n, not_live=not_live)
+    start = time.perf_counter()
+    retriever = Retriever(memory)
+    retriever.search(queries[0], k=3)
+    build = time.perf_counter() - start
+    inner = faiss.downcast_index(retriever.index.index.index)  # the IndexFlatIP inside the id map
+    flat = faiss.IndexFlatIP(inner.d)
+    flat.add(inner.reconstruct_n(0, inner.ntotal))
+    vectors = retriever.index.embedder.embed(queries)
+    k = 2 * retriever.candidates  # what the retriever asks faiss for
+    raw, ours = [], []
+    for _ in range(repeats):
+        for query, vector in zip(queries, vectors, strict=True):
+            raw.append(timed(lambda v: flat.search(v[None, :], k), vector))
+            ours.append(timed(lambda q: retriever.search(q, k=3), query))
+    return {"build s": build, "search ms": 1000 * median(ours), "raw faiss ms": 1000 * median(raw)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--threads", type=int, default=1, help="faiss threads, the same for both searches")
+    parser.add_argument("--repeats", type=int, default=3, help="passes over the 60 queries")
+    parser.add_argument(
+        "--not-live", type=float, default=0.0, help="share of lessons left as candidates (re-read per search)"
+    )
+    args = parser.parse_args()
+    faiss.omp_set_num_threads(args.threads)
+    print(f"faiss {faiss.__version__} on {args.threads} thread(s), {datetime.now():%Y-%m-%d %H:%M}", end="")
+    print(f", {args.not_live:.0%} of lessons not live")
+    print(f"{'lessons':>8} {'build s':>8} {'search ms':>10} {'raw faiss ms':>13} {'search / faiss':>15}")
+    for n in args.sizes:
+        row = measure(n, args.repeats, args.not_live)
+        ratio = row["search ms"] / row["raw faiss ms"]
+        times = f"{row['build s']:>8.2f} {row['search ms']:>10.2f} {row['raw faiss ms']:>13.2f}"
+        print(f"{n:>8} {times} {ratio:>14.2f}x")
+
+
+if __name__ == "__main__":
+    main()
