@@ -1,0 +1,67 @@
+"""What the loop reads from the world and the task: lesson types, the rule vocabulary, answer fields (09).
+
+Why a module: the loop is generic, but three of its decisions depend on the world it runs in, and each
+must come from the world, never from a constant the world may outgrow:
+
+- **which lessons a task may carry** (``plan``): only lessons learned on the task's own type, and every
+  live lesson of that type whose trigger already holds ("any task") comes first, so a similar-sounding
+  lesson of another type can neither be injected nor push the one that applies out of the top 3;
+- **which words a learned rule may use** (``rule_vocabulary``): the read-only tools the agent was given
+  *now* (the cache gone, a rule naming it is refused; a new lookup, it may be named) and the statuses;
+- **what a complete answer has** (``answer_fields``) and **which tools write** (``WRITING``): the fast
+  loop's check (``reflect.quick_review``) and "never retry a run that wrote".
+
+Left out on purpose: ranking (``retrieval.py`` ranks; this module only filters and orders what it gets)
+and the budget (``react.LessonBudget``, the one place a prompt's lessons are cut).
+"""
+
+import re
+from collections.abc import Sequence
+
+from ralph_mini import order_words as words
+from ralph_mini import shop_words as sw
+from ralph_mini.memory import Experience, Memory
+from ralph_mini.tools import Tool
+
+ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
+# The world's writing tools: order_words.WRITING_TOOLS and the wider shop's cancellation.
+WRITING = tuple(dict.fromkeys((*words.WRITING_TOOLS, words.CANCEL)))
+# The field a complete reply of each request type has (the shop prompt's "Final answer" lines).
+ANSWER_FIELDS = {
+    ORDER_STATUS: ("status",),
+    sw.REFUND: ("refund",),
+    sw.CHARGES: ("charged_twice",),
+    sw.DELIVERY: ("shipping_status",),
+    sw.CANCEL: ("cancel",),
+}
+COMPLETE_RE = re.compile(r"\bevery\b|\bsource of truth\b", re.I)  # a tool that holds every record
+
+
+def task_type_of(task) -> str:
+    """The task's type as memory files it: a shop task's own type; notebook 01's tasks are order status."""
+    kind = getattr(task, "task_type", None) or (task.kind.split(":")[0] if ":" in task.kind else sw.STATUS)
+    return ORDER_STATUS if kind == sw.STATUS else kind
+
+
+def answer_fields(task) -> tuple[str, ...]:
+    return ANSWER_FIELDS.get(task_type_of(task), ("status",))
+
+
+def rule_vocabulary(tools: Sequence[Tool]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tools, statuses) a learned rule may name: the read-only tools given, and the world's statuses."""
+    return tuple(t.name for t in tools if t.name not in WRITING), words.STATUSES
+
+
+def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
+    """Tools whose description says they hold every record: nothing there means nothing anywhere."""
+    return tuple(t.name for t in tools if COMPLETE_RE.search(t.description))
+
+
+def plan(task, memory: Memory, ranked: Sequence[Experience]) -> list[Experience]:
+    """The lessons a task may carry, best first, before the budget: live lessons of the task's type whose
+    trigger holds for every task, then ``ranked`` (a retriever's order) restricted to that type."""
+    kind = task_type_of(task)
+    always = [e for e in memory.live() if e.task_type == kind and e.trigger == "any"]
+    always.sort(key=lambda e: (-memory.weight(e), e.rule))
+    mine = [e for e in ranked if e.task_type == kind]
+    return list({e.id: e for e in [*always, *mine]}.values())
