@@ -32,14 +32,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ralph_mini import history_json
+from ralph_mini import history_json, planner
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import WRITING, answer_fields, complete_tools, plan, rule_vocabulary, task_type_of
+from ralph_mini.planner import WRITING, lesson_types, task_type_of
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
 from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
 from ralph_mini.rules import parse_rule
@@ -54,6 +54,7 @@ from ralph_mini.tools import Tool
 # are notebook 01's, for readers that have no tool list at hand.
 RULE_TOOLS = words.LOOKUP_TOOLS
 RULE_STATUSES = words.STATUSES
+RESERVE = 1  # lesson slots the plan leaves free for the second retrieval (its trigger fired)
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,14 @@ def run_task(
     ranked = (
         retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, len(memory.experiences))
     )
-    candidates = plan(task, memory, ranked) if config.per_task_type else list(ranked)
+    types = planner.history_types(history)
+    candidates = planner.plan(task, memory, ranked, types) if config.per_task_type else list(ranked)
+    if config.second_retrieval and config.per_task_type:  # leave room for lessons whose trigger fires mid-run
+        keep = max(sum(e.trigger == "any" for e in candidates), config.top_k - RESERVE)
+        candidates = candidates[:keep]
     fitted = set(config.budget.fit([e.rule for e in candidates]))
     planned = [e for e in candidates if e.rule in fitted]
-    trace = execute(task, model, tools, planned, memory, config)
+    trace = execute(task, model, tools, planned, memory, config, types)
     injected = planned + added_experiences(memory, trace)
     result = TaskResult(task, trace, [e.rule for e in injected], review(task, trace, tools))
     fast_loop(result, model, reflector or model, tools, injected, config)
@@ -143,10 +148,11 @@ def run_task(
 def review(task: Task, trace: Trace, tools: Sequence[Tool]) -> Review:
     """``quick_review`` with what this world says: the task's answer fields, its writing tools, and the
     tools that hold every record."""
-    return quick_review(trace, answer_fields(task), WRITING, complete_tools(tools))
+    return quick_review(trace, planner.answer_fields(task), WRITING, planner.complete_tools(tools))
 
 
-def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig) -> Trace:
+def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig,
+            types: dict[str, str] | None = None) -> Trace:  # fmt: skip
     """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run: after a
     tool call, lessons whose trigger matches what it revealed (a cache hit, a pending order...)."""
     exclude = [e.id for e in planned]
@@ -154,7 +160,7 @@ def execute(task, model, tools, planned: list[Experience], memory: Memory, confi
 
     def more_lessons(step: Step) -> list[str]:
         found = memory.retrieve(step_tags(step), len(memory.experiences), exclude=exclude)
-        return [e.rule for e in found if e.task_type == kind or not config.per_task_type]
+        return [e.rule for e in found if not config.per_task_type or kind in lesson_types(e, types or {})]
 
     return run_react(
         task,
@@ -225,7 +231,7 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
     if not reflection.ok:
         result.memory_notes.append(f"no write: {reflection.reason}")
         return
-    rule_tools, rule_statuses = rule_vocabulary(tools)
+    rule_tools, rule_statuses = planner.rule_vocabulary(tools)
     for rule in reflection.rules:
         foreign = foreign_names(parse_rule(rule), rule_tools, rule_statuses)
         if foreign:

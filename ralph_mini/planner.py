@@ -16,7 +16,7 @@ and the budget (``react.LessonBudget``, the one place a prompt's lessons are cut
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ralph_mini import order_words as words
 from ralph_mini import shop_words as sw
@@ -57,11 +57,24 @@ def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
     return tuple(t.name for t in tools if COMPLETE_RE.search(t.description))
 
 
-def plan(task, memory: Memory, ranked: Sequence[Experience]) -> list[Experience]:
+def lesson_types(experience: Experience, types: Mapping[str, str]) -> set[str]:
+    """The task types a lesson was learned on: those of the tasks that proposed it (``types``: task id ->
+    type, from the loop's history), or the type memory filed it under when none of them is known. Memory
+    keeps one row per rule text, so a rule first learned on one type and then on another serves both."""
+    learned = {types[t] for t in experience.source_tasks if t in types}
+    return learned or {experience.task_type}
+
+
+def history_types(history: Iterable) -> dict[str, str]:
+    """task id -> task type, for every task in a loop's history (``TaskResult``s)."""
+    return {result.task.task_id: task_type_of(result.task) for result in history}
+
+
+def plan(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str]) -> list[Experience]:
     """The lessons a task may carry, best first, before the budget: live lessons of the task's type whose
     trigger holds for every task, then ``ranked`` (a retriever's order) restricted to that type."""
     kind = task_type_of(task)
-    always = [e for e in memory.live() if e.task_type == kind and e.trigger == "any"]
+    always = [e for e in memory.live() if e.trigger == "any" and kind in lesson_types(e, types)]
     always.sort(key=lambda e: (-memory.weight(e), e.rule))
-    mine = [e for e in ranked if e.task_type == kind]
+    mine = [e for e in ranked if kind in lesson_types(e, types)]
     return list({e.id: e for e in [*always, *mine]}.values())
