@@ -278,7 +278,7 @@ def quick_review(
     answer = trace.answer or {}
     answered = trace.answer is not None
     looked = any(s.status in ("ok", "not_found") and s.tool not in writing for s in trace.steps)
-    wrote = any(s.status == "ok" and s.tool in writing for s in trace.steps)
+    wrote = any(s.status in ("ok", "wrong_tool") and s.tool in writing for s in trace.steps)  # it ran
     says_missing = any(str(v) == "not_found" for v in answer.values())
     complete = answered and all(k in answer for k in answer_fields) and (looked or not says_missing)
     blind = (answered or wrote) and not looked
