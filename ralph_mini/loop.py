@@ -39,9 +39,9 @@ from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import WRITING, lesson_types, task_type_of
+from ralph_mini.planner import WRITING, estimate_calls_saved, lesson_types, task_type_of
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
-from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
+from ralph_mini.reflect import Reflection, Review, reflect
 from ralph_mini.rules import parse_rule
 from ralph_mini.store import Store
 from ralph_mini.suite import Grade, Task, grade
@@ -125,15 +125,11 @@ def run_task(
         retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, len(memory.experiences))
     )
     types = planner.history_types(history)
-    candidates = planner.plan(task, memory, ranked, types) if config.per_task_type else list(ranked)
-    if config.second_retrieval and config.per_task_type:  # leave room for lessons whose trigger fires mid-run
-        keep = max(sum(e.trigger == "any" for e in candidates), config.top_k - RESERVE)
-        candidates = candidates[:keep]
-    fitted = set(config.budget.fit([e.rule for e in candidates]))
-    planned = [e for e in candidates if e.rule in fitted]
+    reserve = RESERVE if config.second_retrieval else 0
+    planned = planner.fit(task, memory, ranked, types, config.budget, reserve, config.per_task_type)
     trace = execute(task, model, tools, planned, memory, config, types)
     injected = planned + added_experiences(memory, trace)
-    result = TaskResult(task, trace, [e.rule for e in injected], review(task, trace, tools))
+    result = TaskResult(task, trace, [e.rule for e in injected], planner.review(task, trace, tools))
     fast_loop(result, model, reflector or model, tools, injected, config)
     memory.record_hits(injected)
     verdict = grade(task, result.trace.answer)
@@ -143,12 +139,6 @@ def run_task(
     if config.reflect and wants_slow_loop(result, history):
         slow_loop(result, reflector or model, tools, memory, config, run_id, verdict)
     return result
-
-
-def review(task: Task, trace: Trace, tools: Sequence[Tool]) -> Review:
-    """``quick_review`` with what this world says: the task's answer fields, its writing tools, and the
-    tools that hold every record."""
-    return quick_review(trace, planner.answer_fields(task), WRITING, planner.complete_tools(tools))
 
 
 def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig,
@@ -162,16 +152,9 @@ def execute(task, model, tools, planned: list[Experience], memory: Memory, confi
         found = memory.retrieve(step_tags(step), len(memory.experiences), exclude=exclude)
         return [e.rule for e in found if not config.per_task_type or kind in lesson_types(e, types or {})]
 
-    return run_react(
-        task,
-        model,
-        tools,
-        lessons=[e.rule for e in planned],
-        max_steps=config.max_steps,
-        max_pitfall_depth=config.max_pitfall_depth,
-        more_lessons=more_lessons if config.second_retrieval else None,
-        budget=config.budget,
-    )
+    return run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
+                     max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,
+                     more_lessons=more_lessons if config.second_retrieval else None)  # fmt: skip
 
 
 def added_experiences(memory: Memory, trace: Trace) -> list[Experience]:
@@ -185,7 +168,7 @@ def fast_loop(result: TaskResult, model, reflector, tools, injected, config: Loo
     Every run of the task shares one pitfall budget, so an unsolvable task costs about one run's wrong
     calls, not three. No memory write."""
     while result.review.retry and result.retries < config.max_reflection_rounds:
-        left = config.max_pitfall_depth - wrong_so_far(result)
+        left = config.max_pitfall_depth - result.spent_wrong_calls - result.trace.wrong_calls
         if left < 0:
             break
         reflection = reflect(  # the fast loop runs before the grader: its log says "not graded"
@@ -199,11 +182,7 @@ def fast_loop(result: TaskResult, model, reflector, tools, injected, config: Loo
         result.trace = run_react(result.task, model, tools, lessons=refined, max_steps=config.max_steps,
                                  max_pitfall_depth=left, budget=config.budget)  # fmt: skip
         result.retries += 1
-        result.review = review(result.task, result.trace, tools)
-
-
-def wrong_so_far(result: TaskResult) -> int:
-    return result.spent_wrong_calls + result.trace.wrong_calls
+        result.review = planner.review(result.task, result.trace, tools)
 
 
 def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
@@ -235,38 +214,15 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
     for rule in reflection.rules:
         foreign = foreign_names(parse_rule(rule), rule_tools, rule_statuses)
         if foreign:
-            decision = (
-                f"rejected: names {', '.join(foreign)}; a learned rule may name only the tools "
-                f"{', '.join(rule_tools)} and the statuses {', '.join(rule_statuses)}"
-            )
-            result.memory_notes.append(f"{decision}: {rule}")
+            result.memory_notes.append(f"rejected: names {', '.join(foreign)}; a learned rule may name only "
+                                       f"the tools {', '.join(rule_tools)} and the statuses "
+                                       f"{', '.join(rule_statuses)}: {rule}")  # fmt: skip
             continue
-        decision, _ = memory.propose(
-            rule,
-            task_id=result.task.task_id,
-            run_id=run_id,
-            calls_saved=estimate_calls_saved(rule, result.trace),
-            failure_reason="; ".join(reflection.ineffective)[:200],
-            task_type=task_type_of(result.task),
-        )
+        decision, _ = memory.propose(rule, task_id=result.task.task_id, run_id=run_id,
+                                     calls_saved=estimate_calls_saved(rule, result.trace),
+                                     failure_reason="; ".join(reflection.ineffective)[:200],
+                                     task_type=task_type_of(result.task))  # fmt: skip
         result.memory_notes.append(f"{decision}: {rule}")
-
-
-def estimate_calls_saved(rule: str, trace: Trace) -> int:
-    """How many calls of this run the rule would have avoided: for 'start with T', the wasted calls made
-    before T; for 'skip T', the wasted calls to T; for 'answer', the wasted calls after its trigger's
-    tool answered. Wasted: wrong, or redundant (``redundant_steps``)."""
-    parsed = parse_rule(rule)
-    starts = {a.tool for a in parsed.actions if a.verb == "start"}
-    skips = {a.tool for a in parsed.actions if a.verb == "skip"}
-    wasted = set(redundant_steps(trace, WRITING)) | {s.index for s in trace.steps if s.wrong}
-    if starts:
-        first = next((s.index for s in trace.steps if s.tool in starts), len(trace.steps) + 1)
-        return sum(1 for s in trace.steps if s.index in wasted and s.index < first)
-    if any(a.verb == "answer" for a in parsed.actions) and parsed.trigger.tool:
-        after = next((s.index for s in trace.steps if s.tool == parsed.trigger.tool), len(trace.steps) + 1)
-        return sum(1 for s in trace.steps if s.index in wasted and s.index > after)
-    return sum(1 for s in trace.steps if s.index in wasted and s.tool in skips)
 
 
 def reflection_text(trace: Trace, run_id: str, correct: bool | None, verdict: Grade | None = None) -> str:

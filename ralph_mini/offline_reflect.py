@@ -32,20 +32,12 @@ vaguely; asked again after a rejection, it drops the items that were rejected fo
 Left out on purpose: learning from runs it has not been shown, and any pattern it cannot see in the log.
 """
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ralph_mini.tools import read_fields
+from ralph_mini.offline_log import ToolDoc, order_age, split_runs, tool_docs
 
-RUN_RE = re.compile(r"^run (\S+) at (\d{4}-\d\d-\d\d \d\d:\d\d): (.*)$")
-STEP_RE = re.compile(r"^(\d+) (\S+)\((.*)\) (\w+) [\d.]+s: (.*)$")
-RESULT_RE = re.compile(r"^result: (.*?), answer (.*); \d+ calls")
-GRADER_RE = re.compile(r"^grader: (accepted|rejected|not graded)(?:; wrong or missing: (.*))?$")
-TOOL_DOC_RE = re.compile(r"^- ([a-z_][a-z0-9_]*)( \(writes\))?: (.*)$")
-MINUTES_RE = re.compile(r"(\d+) minutes")
-EVERY_RE = re.compile(r"\bevery\b|\bsource of truth\b", re.I)
 MAX_WORDS_RE = re.compile(r"at most (\d+) words")
 FOUND = ("ok", "not_found")  # every other status is a failed call
 
@@ -53,24 +45,6 @@ VAGUE_ADVICE = (
     "The agent could improve performance by being more efficient, avoiding unnecessary steps and "
     "double-checking important information. It should plan better and use the right tools."
 )
-
-
-@dataclass(frozen=True)
-class ToolDoc:
-    """One line of the prompt's tool list: name, whether it writes, what it says of itself."""
-
-    name: str
-    writes: bool
-    text: str
-
-    @property
-    def minutes(self) -> int | None:
-        found = MINUTES_RE.search(self.text)
-        return int(found[1]) if found else None
-
-    @property
-    def holds_every(self) -> bool:
-        return bool(EVERY_RE.search(self.text))
 
 
 @dataclass
@@ -98,44 +72,6 @@ def write_reflection(system: str, log_text: str, rejected: bool) -> str:
         analyse_run(run, docs, findings)
     max_words = int(MAX_WORDS_RE.search(system)[1]) if MAX_WORDS_RE.search(system) else 30
     return render(findings, max_words if rejected else None)
-
-
-def tool_docs(system: str) -> dict[str, ToolDoc]:
-    """The prompt's tool list, '- name[ (writes)]: description' lines, a description running on until
-    the next item or a blank line."""
-    docs: dict[str, list] = {}
-    current = None
-    for line in system.splitlines():
-        if match := TOOL_DOC_RE.match(line.strip()):
-            current = match[1]
-            docs[current] = [bool(match[2]), match[3]]
-        elif current and line.strip() and not line.lstrip().startswith("-"):
-            docs[current][1] += " " + line.strip()
-        else:
-            current = None
-    return {name: ToolDoc(name, writes, text) for name, (writes, text) in docs.items()}
-
-
-def split_runs(log_text: str) -> list[dict]:
-    """Parse the compact log into runs: time, steps (tool, status, fields), answer and verdict."""
-    runs: list[dict] = []
-    for line in log_text.splitlines():
-        if header := RUN_RE.match(line):
-            now = datetime.strptime(header[2], "%Y-%m-%d %H:%M")
-            runs.append({"now": now, "steps": [], "answer": {}, "verdict": "not graded", "wrong": []})
-        elif (step := STEP_RE.match(line)) and runs:
-            fields = read_fields(step[5]) if step[4] == "ok" else {}
-            runs[-1]["steps"].append({"tool": step[2], "status": step[4], "fields": fields})
-        elif (result := RESULT_RE.match(line)) and runs:
-            try:
-                answer = json.loads(result[2])
-            except json.JSONDecodeError:
-                answer = {}
-            runs[-1]["answer"] = answer if isinstance(answer, dict) else {}
-        elif (verdict := GRADER_RE.match(line)) and runs:
-            runs[-1]["verdict"] = verdict[1]
-            runs[-1]["wrong"] = [w.strip() for w in (verdict[2] or "").split(",") if w.strip()]
-    return runs
 
 
 def used_by_answer(key: str, value: str, answer: dict) -> bool:
@@ -317,17 +253,6 @@ def verdict_findings(run: dict, docs: dict[str, ToolDoc], known: dict, out: Find
             out.add("rules", f"when status is {status}: call {doc.name}")
         elif age is not None and age > doc.minutes:
             out.add("rules", f"when status is {status} and age over {doc.minutes} min: call {doc.name}")
-
-
-def order_age(seen: dict, now: datetime) -> int | None:
-    created = seen.get("created_at")
-    if not created:
-        return None
-    try:
-        created_at = datetime.strptime(created.strip(), "%Y-%m-%d %H:%M")
-    except ValueError:  # cut by the log's 120-character limit, or not a time at all
-        return None
-    return int((now - created_at).total_seconds() // 60)
 
 
 def render(findings: Findings, max_words: int | None) -> str:

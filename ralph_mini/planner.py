@@ -9,10 +9,11 @@ must come from the world, never from a constant the world may outgrow:
 - **which words a learned rule may use** (``rule_vocabulary``): the read-only tools the agent was given
   *now* (the cache gone, a rule naming it is refused; a new lookup, it may be named) and the statuses;
 - **what a complete answer has** (``answer_fields``) and **which tools write** (``WRITING``): the fast
-  loop's check (``reflect.quick_review``) and "never retry a run that wrote".
+  loop's check (``review``) and "never retry a run that wrote"; and what a rule would have saved
+  (``estimate_calls_saved``), which memory's write threshold weighs.
 
-Left out on purpose: ranking (``retrieval.py`` ranks; this module only filters and orders what it gets)
-and the budget (``react.LessonBudget``, the one place a prompt's lessons are cut).
+Left out on purpose: ranking (``retrieval.py`` ranks; this module only filters and orders what it gets).
+The budget is ``react.LessonBudget``, the one place a prompt's lessons are cut; ``fit`` only applies it.
 """
 
 import re
@@ -21,6 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from ralph_mini import order_words as words
 from ralph_mini import shop_words as sw
 from ralph_mini.memory import Experience, Memory
+from ralph_mini.react import LessonBudget, Trace
+from ralph_mini.reflect import Review, quick_review, redundant_steps
+from ralph_mini.rules import parse_rule
 from ralph_mini.tools import Tool
 
 ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
@@ -78,3 +82,39 @@ def plan(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str,
     always.sort(key=lambda e: (-memory.weight(e), e.rule))
     mine = [e for e in ranked if kind in lesson_types(e, types)]
     return list({e.id: e for e in [*always, *mine]}.values())
+
+
+def fit(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str], budget: LessonBudget,
+        reserve: int = 0, per_task_type: bool = True) -> list[Experience]:  # fmt: skip
+    """The planned lessons: ``plan``'s order (or ``ranked`` as it is, without per-type lessons), leaving
+    ``reserve`` slots for the second retrieval (beyond the lessons for every task), within ``budget``."""
+    candidates = plan(task, memory, ranked, types) if per_task_type else list(ranked)
+    if reserve and per_task_type:
+        candidates = candidates[
+            : max(sum(e.trigger == "any" for e in candidates), budget.max_lessons - reserve)
+        ]
+    fitted = set(budget.fit([e.rule for e in candidates]))
+    return [e for e in candidates if e.rule in fitted]
+
+
+def review(task, trace: Trace, tools: Sequence[Tool]) -> Review:
+    """``reflect.quick_review`` with what the world says: the task's answer fields, the writing tools, and
+    the tools that hold every record."""
+    return quick_review(trace, answer_fields(task), WRITING, complete_tools(tools))
+
+
+def estimate_calls_saved(rule: str, trace: Trace) -> int:
+    """How many calls of this run the rule would have avoided: for 'start with T', the wasted calls made
+    before T; for 'skip T', the wasted calls to T; for 'answer', the wasted calls after its trigger's
+    tool answered. Wasted: wrong, or redundant (``redundant_steps``)."""
+    parsed = parse_rule(rule)
+    starts = {a.tool for a in parsed.actions if a.verb == "start"}
+    skips = {a.tool for a in parsed.actions if a.verb == "skip"}
+    wasted = set(redundant_steps(trace, WRITING)) | {s.index for s in trace.steps if s.wrong}
+    if starts:
+        first = next((s.index for s in trace.steps if s.tool in starts), len(trace.steps) + 1)
+        return sum(1 for s in trace.steps if s.index in wasted and s.index < first)
+    if any(a.verb == "answer" for a in parsed.actions) and parsed.trigger.tool:
+        after = next((s.index for s in trace.steps if s.tool == parsed.trigger.tool), len(trace.steps) + 1)
+        return sum(1 for s in trace.steps if s.index in wasted and s.index > after)
+    return sum(1 for s in trace.steps if s.index in wasted and s.tool in skips)

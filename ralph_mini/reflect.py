@@ -7,13 +7,11 @@ The seed article's lessons, built in:
   behaviours to avoid; each item at most ``max_words`` words;
 - reject a reply that breaks the template (a missing section, a long item, a vague item that names no
   tool or field, a rule outside the micro-prompt grammar, an item naming one order or customer, or
-  nothing at all in the two step sections), say
-  why, and ask again, at most ``max_reflection_rounds`` attempts in all; then give up with
-  ``Reflection.ok = False`` and the reason, never garbage.
+  nothing in the two step sections), say why, and ask again, at most ``max_reflection_rounds`` attempts
+  in all; then give up with ``Reflection.ok = False`` and the reason, never garbage.
 
-Also here: ``quick_review``, the fast loop's check of one run, using only what the agent can see at
-run time (no grader): were there wrong calls, redundant calls, is the answer complete, and is a retry
-worth it?
+Also here: ``quick_review``, the fast loop's check of one run from what the agent sees (no grader):
+wrong calls, redundant calls, a complete answer, a write, an answer with no look-up; retry or not?
 
 Left out on purpose: free-form advice (it is what the template exists to prevent) and any memory
 write: deciding what to keep is ``memory.py``'s job.
@@ -226,23 +224,14 @@ def redundant_steps(trace: Trace, writing: Collection[str] = (), complete: Colle
     found_before = missing_before = False
     redundant = []
     lookups = [s for s in trace.steps if not s.wrong and s.tool not in writing]
-    for number, step in enumerate(lookups):
-        fields = (
-            {k: v.strip().lower() for k, v in read_fields(step.observation).items()}
-            if step.status == "ok"
-            else {}
-        )
+    read = [{k: v.strip().lower() for k, v in read_fields(s.observation).items()} if s.status == "ok" else {}
+            for s in lookups]  # fmt: skip
+    for number, (step, fields) in enumerate(zip(lookups, read, strict=True)):
         new = {k: v for k, v in fields.items() if known.get(k) != v}
-        useful = {
-            k
-            for k, v in new.items()
-            if not answer or _same(answer.get(k), v) or (len(v) >= 6 and v in answer.values())
-        }
+        useful = [k for k, v in new.items() if not answer or _same(answer.get(k), v) or _elsewhere(v, answer)]
         changed = any(k in known and not _same(v, known[k]) for k, v in answer.items())
-        later_news = any(
-            s.status == "ok" and any(known.get(k) != v for k, v in read_fields(s.observation).items())
-            for s in lookups[number + 1 :]
-        )
+        seen = known | fields
+        later_news = any(seen.get(k) != v for later in read[number + 1 :] for k, v in later.items())
         if step.status == "ok" and not useful and not (new and changed and not later_news):
             redundant.append(step.index)
         elif step.status == "not_found" and (found_before or missing_before):
@@ -253,11 +242,14 @@ def redundant_steps(trace: Trace, writing: Collection[str] = (), complete: Colle
     return redundant
 
 
+def _elsewhere(value: str, answer: dict) -> bool:
+    """A long value under another key: a provider's settled_at as the answer's paid_at."""
+    return len(value) >= 6 and value in answer.values()
+
+
 def _same(a: str | None, b: str) -> bool:
-    if a is None:
-        return False
     try:
-        return abs(float(a) - float(b)) < 0.01
+        return a is not None and abs(float(a) - float(b)) < 0.01
     except ValueError:
         return a == b
 
@@ -270,10 +262,9 @@ def quick_review(
 ) -> Review:
     """Score one run against what a good run looks like, from what the agent can see (no grader).
 
-    Complete: the answer has the task's own ``answer_fields``, and a "not_found" rests on at least one
-    look-up that answered (when every look-up failed, an outage, nothing was found *or* not found).
-    A retry is worth it only without a complete answer, and never after a write. An answer or a write
-    with no look-up at all is ``blind``: a finding for the slow loop even when no call was wasted.
+    Complete: the answer has the task's own ``answer_fields``, and a "not_found" rests on a look-up that
+    answered (in an outage every look-up failed: nothing was found *or* not found). Retry only without a
+    complete answer, never after a write. An answer or write with no look-up at all is ``blind``.
     """
     answer = trace.answer or {}
     answered = trace.answer is not None

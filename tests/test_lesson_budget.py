@@ -1,0 +1,71 @@
+"""One lesson budget, everywhere (issue 16): every model call of a whole scenario run, planned lessons,
+the second retrieval and fast-loop retries alike, carries at most 3 lessons and at most 15% of the
+context in lesson bullets. And lessons stay with the task type that taught them."""
+
+from ralph_mini import scenario_bench
+from ralph_mini.clock import FakeClock
+from ralph_mini.memory import Memory
+from ralph_mini.model import count_tokens
+from ralph_mini.offline import OfflineModel
+from ralph_mini.planner import ORDER_STATUS, plan
+from ralph_mini.rules import LESSONS_HEADER, MORE_LESSONS_HEADER
+from ralph_mini.scenarios import build
+
+SEEN: list[list[str]] = []
+
+
+class Recording(OfflineModel):
+    """The offline model, keeping every lesson line of every prompt it is sent with tools."""
+
+    def complete(self, messages, tools):
+        if tools:
+            system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+            SEEN.append(lesson_lines(system))
+        return super().complete(messages, tools)
+
+
+def lesson_lines(system: str) -> list[str]:
+    lines, inside = [], False
+    for line in system.splitlines():
+        if line in (LESSONS_HEADER, MORE_LESSONS_HEADER):
+            inside = True
+        elif inside and line.startswith("- "):
+            lines.append(line)
+        else:
+            inside = inside and line.startswith("- ")
+    return lines
+
+
+def test_every_prompt_of_a_scenario_run_holds_the_budget(monkeypatch):
+    monkeypatch.setattr(scenario_bench, "OfflineModel", Recording)
+    SEEN.clear()
+    run = scenario_bench.run_arm("drift", scenario_bench.FULL)
+    config = scenario_bench.FULL.loop
+    assert len(SEEN) > 200 and any(SEEN)  # lessons were carried, and every call was seen
+    for lines in SEEN:
+        assert len(lines) <= config.top_k
+        assert (
+            count_tokens("".join(line + "\n" for line in lines))
+            <= config.injection_budget * config.context_tokens
+        )
+
+
+def test_lessons_stay_with_the_task_type_that_taught_them():
+    memory = Memory(FakeClock())
+    shipping, cache = (
+        "when any task: start with get_shipping_status",
+        "when any task: start with query_local_cache",
+    )
+    for n in (1, 2):
+        memory.propose(shipping, task_id=f"D{n}", run_id="R", task_type="delivery")
+        memory.propose(cache, task_id=f"S{n}", run_id="R")
+    scenario = build("drift")
+    delivery = next(t for t in scenario.tasks if t.task_type == "delivery")
+    status = next(t for t in scenario.tasks if t.task_type == "status")
+    every = list(memory.experiences.values())
+    types = {"D1": "delivery", "D2": "delivery", "S1": ORDER_STATUS, "S2": ORDER_STATUS}
+    assert [e.rule for e in plan(delivery, memory, every, types)] == [shipping]
+    assert [e.rule for e in plan(status, memory, every, types)] == [cache]
+    # memory keeps one row per rule text: once a delivery task proposed the cache rule too, it serves both
+    memory.propose(cache, task_id="D3", run_id="R", task_type="delivery")
+    assert {e.rule for e in plan(delivery, memory, every, types | {"D3": "delivery"})} == {shipping, cache}
