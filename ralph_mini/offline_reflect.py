@@ -219,7 +219,7 @@ def reorder_rules(wasted: list[dict], effective: str | None, answer: dict, steps
 def verdict_findings(run: dict, docs: dict[str, ToolDoc], known: dict, out: Findings) -> None:
     """What the grader's rejection, or an answer given blind, teaches."""
     steps, rejected = run["steps"], run["verdict"] == "rejected"
-    lookups = [d.name for d in docs.values() if not d.writes]
+    lookups = sorted((d.name for d in docs.values() if not d.writes), key=lambda n: not docs[n].holds_every)
     looked = [
         s for s in steps if s["status"] in FOUND and not docs.get(s["tool"], ToolDoc("", False, "")).writes
     ]

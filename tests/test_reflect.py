@@ -156,7 +156,7 @@ TICKET_RULES = {
     "repeat": {"when peek_recent finds the order: skip read_archive"},
     "archive has nothing": {"when read_archive finds nothing: skip ask_vendor"},
     "too new": {"when status is open and age under 45 min: skip ask_vendor"},
-    "wrote blind": {"when any task: start with peek_recent"},
+    "wrote blind": {"when any task: start with read_archive"},  # the tool that holds every ticket
     "wrong first": {"when any task: start with check_warranty",
                     "when check_warranty finds the order: answer; skip ask_vendor"},
 }  # fmt: skip
