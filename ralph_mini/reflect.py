@@ -257,8 +257,8 @@ def _same(a: str | None, b: str) -> bool:
 def quick_review(
     trace: Trace,
     answer_fields: Sequence[str] = ("status",),
-    writing: Collection[str] = (),
-    complete_tools: Collection[str] = (),
+    writing: Collection[str] = words.WRITING_TOOLS,
+    complete_tools: Collection[str] = (words.DATABASE,),  # notebook 01's; the loop passes its world's
 ) -> Review:
     """Score one run against what a good run looks like, from what the agent can see (no grader).
 
