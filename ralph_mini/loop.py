@@ -39,7 +39,7 @@ from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import WRITING, estimate_calls_saved, lesson_types, task_type_of
+from ralph_mini.planner import WRITING, applicable, estimate_calls_saved, task_type_of
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
 from ralph_mini.reflect import Reflection, Review, reflect
 from ralph_mini.rules import parse_rule
@@ -47,11 +47,9 @@ from ralph_mini.store import Store
 from ralph_mini.suite import Grade, Task, grade
 from ralph_mini.tools import Tool
 
-# The closed vocabulary of a learned rule (notebook 07). Besides the grammar's own words, a rule may name
-# only the world's read-only tools and its statuses. So nothing a tool returned (a note saying "always
-# call refund_order") and nothing a hijacked reflector made up can ride into memory, and from there into
-# every later prompt. The loop takes it from the tools of each task (``planner.rule_vocabulary``); these
-# are notebook 01's, for readers that have no tool list at hand.
+# The closed vocabulary of a learned rule (notebook 07): the world's read-only tools and its statuses, so
+# nothing a tool returned ("always call refund_order") nor a hijacked reflector's words ride into memory.
+# The loop takes it from each task's tools (``planner.rule_vocabulary``); these are notebook 01's.
 RULE_TOOLS = words.LOOKUP_TOOLS
 RULE_STATUSES = words.STATUSES
 RESERVE = 1  # lesson slots the plan leaves free for the second retrieval (its trigger fired)
@@ -126,7 +124,8 @@ def run_task(
     )
     types = planner.history_types(history)
     reserve = RESERVE if config.second_retrieval else 0
-    planned = planner.fit(task, memory, ranked, types, config.budget, reserve, config.per_task_type)
+    offered = [t.name for t in tools]
+    planned = planner.fit(task, memory, ranked, types, config.budget, offered, reserve, config.per_task_type)
     trace = execute(task, model, tools, planned, memory, config, types)
     injected = planned + added_experiences(memory, trace)
     result = TaskResult(task, trace, [e.rule for e in injected], planner.review(task, trace, tools))
@@ -145,12 +144,14 @@ def execute(task, model, tools, planned: list[Experience], memory: Memory, confi
             types: dict[str, str] | None = None) -> Trace:  # fmt: skip
     """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run: after a
     tool call, lessons whose trigger matches what it revealed (a cache hit, a pending order...)."""
-    exclude = [e.id for e in planned]
-    kind = task_type_of(task)
+    exclude, kind, offered = [e.id for e in planned], task_type_of(task), [t.name for t in tools]
 
     def more_lessons(step: Step) -> list[str]:
         found = memory.retrieve(step_tags(step), len(memory.experiences), exclude=exclude)
-        return [e.rule for e in found if not config.per_task_type or kind in lesson_types(e, types or {})]
+        mine = (
+            [e for e in found if applicable(e, kind, types or {}, offered)] if config.per_task_type else found
+        )
+        return [e.rule for e in mine]
 
     return run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
                      max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,

@@ -17,7 +17,7 @@ The budget is ``react.LessonBudget``, the one place a prompt's lessons are cut; 
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ralph_mini import order_words as words
 from ralph_mini import shop_words as sw
@@ -74,21 +74,30 @@ def history_types(history: Iterable) -> dict[str, str]:
     return {result.task.task_id: task_type_of(result.task) for result in history}
 
 
-def plan(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str]) -> list[Experience]:
+def applicable(experience: Experience, kind: str, types: Mapping[str, str], offered: Collection[str]) -> bool:
+    """A lesson of this task type that names only tools the agent has now (the cache gone, a lesson
+    about it would only take a slot)."""
+    return kind in lesson_types(experience, types) and set(experience.tools) <= set(offered)
+
+
+def plan(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str],
+         offered: Collection[str]) -> list[Experience]:  # fmt: skip
     """The lessons a task may carry, best first, before the budget: live lessons of the task's type whose
-    trigger holds for every task, then ``ranked`` (a retriever's order) restricted to that type."""
+    trigger holds for every task, then ``ranked`` (a retriever's order) restricted to that type; only
+    lessons naming tools in ``offered``."""
     kind = task_type_of(task)
-    always = [e for e in memory.live() if e.trigger == "any" and kind in lesson_types(e, types)]
+    always = [e for e in memory.live() if e.trigger == "any" and applicable(e, kind, types, offered)]
     always.sort(key=lambda e: (-memory.weight(e), e.rule))
-    mine = [e for e in ranked if kind in lesson_types(e, types)]
+    mine = [e for e in ranked if applicable(e, kind, types, offered)]
     return list({e.id: e for e in [*always, *mine]}.values())
 
 
 def fit(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str], budget: LessonBudget,
-        reserve: int = 0, per_task_type: bool = True) -> list[Experience]:  # fmt: skip
+        offered: Collection[str], reserve: int = 0, per_task_type: bool = True,
+        ) -> list[Experience]:  # fmt: skip
     """The planned lessons: ``plan``'s order (or ``ranked`` as it is, without per-type lessons), leaving
     ``reserve`` slots for the second retrieval (beyond the lessons for every task), within ``budget``."""
-    candidates = plan(task, memory, ranked, types) if per_task_type else list(ranked)
+    candidates = plan(task, memory, ranked, types, offered) if per_task_type else list(ranked)
     if reserve and per_task_type:
         candidates = candidates[
             : max(sum(e.trigger == "any" for e in candidates), budget.max_lessons - reserve)

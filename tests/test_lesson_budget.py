@@ -62,15 +62,20 @@ def test_lessons_stay_with_the_task_type_that_taught_them():
         memory.propose(shipping, task_id=f"D{n}", run_id="R", task_type="delivery")
         memory.propose(cache, task_id=f"S{n}", run_id="R")
     scenario = build("drift")
+    OFFERED = [t.name for t in scenario.world.tools()]  # noqa: N806
     delivery = next(t for t in scenario.tasks if t.task_type == "delivery")
     status = next(t for t in scenario.tasks if t.task_type == "status")
     every = list(memory.experiences.values())
+    assert plan(status, memory, every, {}, offered=["query_database"]) == []  # the cache is gone
     types = {"D1": "delivery", "D2": "delivery", "S1": ORDER_STATUS, "S2": ORDER_STATUS}
-    assert [e.rule for e in plan(delivery, memory, every, types)] == [shipping]
-    assert [e.rule for e in plan(status, memory, every, types)] == [cache]
+    assert [e.rule for e in plan(delivery, memory, every, types, OFFERED)] == [shipping]
+    assert [e.rule for e in plan(status, memory, every, types, OFFERED)] == [cache]
     # memory keeps one row per rule text: once a delivery task proposed the cache rule too, it serves both
     memory.propose(cache, task_id="D3", run_id="R", task_type="delivery")
-    assert {e.rule for e in plan(delivery, memory, every, types | {"D3": "delivery"})} == {shipping, cache}
+    assert {e.rule for e in plan(delivery, memory, every, types | {"D3": "delivery"}, OFFERED)} == {
+        shipping,
+        cache,
+    }
 
 
 FIVE_RULES = (
