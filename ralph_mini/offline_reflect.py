@@ -22,9 +22,11 @@ Each ineffective pattern becomes a rule in the micro-prompt grammar (``rules.py`
 - nothing after a tool that holds every record -> ``when P finds nothing: skip T``;
 - nothing from T for an order of status W, younger than the minutes T's description names ->
   ``when status is W and age under N min: skip T``; T helped an older one -> ``... over N min: call T``;
-- a rejected answer, or a write, made without any look-up -> ``when any task: start with L`` (the first
-  read-only tool listed); a rejected answer after seeing status W, with a read-only tool whose
-  description speaks of W never called -> ``when status is W ...: call T``.
+- a rejected answer, or a write, made without any look-up -> ``when any task: start with L`` (the
+  read-only tool that holds every record, else the first listed); a rejected answer after seeing status
+  W, with a read-only tool whose description speaks of W never called -> ``when status is W ...: call T``.
+
+Reading the prompt and the log is ``offline_log.py``; a tool that writes is marked "(writes)" there.
 
 Two habits, as the seed article saw in real models: asked for advice *without* the template, it answers
 vaguely; asked again after a rejection, it drops the items that were rejected for length.
