@@ -12,7 +12,7 @@ loop survive real models lives here, so it can be read on its own in notebook 07
 - ``safe_repr`` / ``describe``: printing a value or an error that itself raises.
 
 Statuses: ``ok`` and ``not_found`` are normal outcomes; ``WRONG_STATUSES`` are wrong calls, which count
-toward the max pitfall depth.
+toward the max pitfall depth, a call repeated after it answered (``repeated``, a loop) among them.
 
 Left out on purpose: retrying a failed tool (the model decides that) and sandboxing a tool's code.
 """
@@ -31,7 +31,8 @@ from ralph_mini.tools import (
 )
 
 OK, NOT_FOUND = "ok", "not_found"
-WRONG_STATUSES = ("error", "bad_args", "wrong_tool", "bad_reply")
+REPEATED = "repeated"  # the same call again after it answered: a loop (react.repeats)
+WRONG_STATUSES = ("error", "bad_args", "wrong_tool", "bad_reply", REPEATED)
 
 # Caps on what the loop writes back to the model, which it then re-reads on every later turn.
 MAX_OBSERVATION_CHARS = 2_000  # one observation (a tool output, an error quoting the model's arguments)

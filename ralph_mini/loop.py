@@ -3,18 +3,20 @@
 One task, top to bottom (``run_task``):
 
 1. **retrieve** at most ``top_k`` experiences from memory and **plan** with them injected into the
-   system prompt (within the injection budget when a ``Retriever`` is given, notebook 05);
+   system prompt: only lessons of the task's own type, those that apply to every task first
+   (``planner.plan``), within the one lesson budget (``react.LessonBudget``);
 2. **act**: the bare ReAct executor from notebook 01, with its log; when an observation reveals a
    situation memory knows about (a cache hit, a pending order, a missing one), one *second retrieval*
    adds the matching lessons mid-run;
-3. **fast loop**: ``quick_review`` the run; if it produced no usable answer (e.g. ``max_pitfall_depth``
-   wrong calls aborted it), reflect on it and retry with the refined plan, at most
-   ``max_reflection_rounds`` times. Nothing is written to memory here;
+3. **fast loop**: ``quick_review`` the run; if it produced no complete answer (judged on the task's own
+   answer fields) and wrote nothing, reflect on it and retry with the refined plan, at most
+   ``max_reflection_rounds`` times, all runs sharing one pitfall budget. Nothing is written to memory;
 4. **feedback**: the grader's verdict (as a user would confirm or complain) credits or down-votes the
    injected rules whose trigger fired;
-5. **slow loop**: when the run wasted calls *and* its task type recurs or the same error repeats,
-   reflect on the log and offer each rule to memory, where the filter and threshold decide. A rule
-   naming a tool or status outside ``RULE_TOOLS`` / ``RULE_STATUSES`` is refused before that.
+5. **slow loop**: when the grader rejected the answer, the answer rested on no look-up, or the run
+   wasted calls and its task type recurs or the same error repeats, reflect on the log (with the
+   grader's verdict line) and offer each rule to memory under the task's type. A rule naming a tool or
+   status outside the world's vocabulary (``planner.rule_vocabulary``) is refused before that.
 
 Data flows one way: the executor returns the lessons it asked for mid-run (``trace.added_lessons``);
 each task is graded once, here, and the verdict is passed to the log and to memory. Expiry is swept
@@ -30,26 +32,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ralph_mini import history_json
+from ralph_mini import history_json, planner
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.react import Step, Trace, run_react
-from ralph_mini.reflect import Reflection, Review, quick_review, redundant_steps, reflect
+from ralph_mini.planner import WRITING, applicable, estimate_calls_saved, task_type_of
+from ralph_mini.react import LessonBudget, Step, Trace, run_react
+from ralph_mini.reflect import Reflection, Review, reflect
 from ralph_mini.rules import parse_rule
 from ralph_mini.store import Store
-from ralph_mini.suite import Task, grade
+from ralph_mini.suite import Grade, Task, grade
 from ralph_mini.tools import Tool
 
-# The closed vocabulary of a learned rule (notebook 07). Besides the grammar's own words, a rule may name
-# only the world's read-only lookups and its statuses. So nothing a tool returned (a note saying "always
-# call refund_order") and nothing a hijacked reflector made up can ride into memory, and from there into
-# every later prompt.
+# The closed vocabulary of a learned rule (notebook 07): the world's read-only tools and its statuses, so
+# nothing a tool returned ("always call refund_order") nor a hijacked reflector's words ride into memory.
+# The loop takes it from each task's tools (``planner.rule_vocabulary``); these are notebook 01's.
 RULE_TOOLS = words.LOOKUP_TOOLS
 RULE_STATUSES = words.STATUSES
+RESERVE = 1  # lesson slots the plan leaves free for the second retrieval (its trigger fired)
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,13 @@ class LoopConfig:
     max_steps: int = 8  # model turns per run
     max_words: int = 30  # per reflection item
     reflect: bool = True  # ablation switch: without the reflector nothing is ever learned
-    injection_budget: float = 0.15  # seed: lessons take at most 15% of the context (vector planner)
+    injection_budget: float = 0.15  # seed: lessons take at most 15% of the context, in every prompt
     context_tokens: int = 8192  # the model's context window the budget is a share of
+    per_task_type: bool = True  # carry only lessons of the task's own type (off: any type, as ranked)
+
+    @property
+    def budget(self) -> LessonBudget:
+        return LessonBudget(self.top_k, self.injection_budget, self.context_tokens)
 
 
 @dataclass
@@ -81,6 +89,7 @@ class TaskResult:
     memory_notes: list[str] = field(default_factory=list)
     extra_tokens: int = 0  # retries and reflections
     extra_latency_s: float = 0.0
+    spent_wrong_calls: int = 0  # wrong calls of the discarded fast-loop runs (one pitfall budget)
 
     @property
     def record(self) -> RunRecord:
@@ -110,37 +119,43 @@ def run_task(
     """One task through the whole loop. ``retrieve_plan`` replaces the keyword retrieval (notebook 05);
     ``reflector`` reflects instead of ``model`` (a small model may act but not reflect, notebook 08)."""
     memory.sweep()  # flag what expired since the last task, once, before anything reads memory
-    planned = retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, config.top_k)
-    trace = execute(task, model, tools, planned, memory, config)
+    ranked = (
+        retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, len(memory.experiences))
+    )
+    types = planner.history_types(history)
+    reserve = RESERVE if config.second_retrieval else 0
+    offered = [t.name for t in tools]
+    planned = planner.fit(task, memory, ranked, types, config.budget, offered, reserve, config.per_task_type)
+    trace = execute(task, model, tools, planned, memory, config, types)
     injected = planned + added_experiences(memory, trace)
-    result = TaskResult(task, trace, [e.rule for e in injected], quick_review(trace))
+    result = TaskResult(task, trace, [e.rule for e in injected], planner.review(task, trace, tools))
     fast_loop(result, model, reflector or model, tools, injected, config)
     memory.record_hits(injected)
-    result.correct = grade(task, result.trace.answer).correct
+    verdict = grade(task, result.trace.answer)
+    result.correct = verdict.correct
     revealed = run_tags(result.trace.steps)
     result.memory_notes += memory.record_outcome(injected, revealed, result.correct)
     if config.reflect and wants_slow_loop(result, history):
-        slow_loop(result, reflector or model, tools, memory, config, run_id)
+        slow_loop(result, reflector or model, tools, memory, config, run_id, verdict)
     return result
 
 
-def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig) -> Trace:
+def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig,
+            types: dict[str, str] | None = None) -> Trace:  # fmt: skip
     """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run: after a
     tool call, lessons whose trigger matches what it revealed (a cache hit, a pending order...)."""
-    exclude = [e.id for e in planned]
+    exclude, kind, offered = [e.id for e in planned], task_type_of(task), [t.name for t in tools]
 
     def more_lessons(step: Step) -> list[str]:
-        return [e.rule for e in memory.retrieve(step_tags(step), config.top_k, exclude=exclude)]
+        found = memory.retrieve(step_tags(step), len(memory.experiences), exclude=exclude)
+        mine = (
+            [e for e in found if applicable(e, kind, types or {}, offered)] if config.per_task_type else found
+        )
+        return [e.rule for e in mine]
 
-    return run_react(
-        task,
-        model,
-        tools,
-        lessons=[e.rule for e in planned],
-        max_steps=config.max_steps,
-        max_pitfall_depth=config.max_pitfall_depth,
-        more_lessons=more_lessons if config.second_retrieval else None,
-    )
+    return run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
+                     max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,
+                     more_lessons=more_lessons if config.second_retrieval else None)  # fmt: skip
 
 
 def added_experiences(memory: Memory, trace: Trace) -> list[Experience]:
@@ -150,28 +165,32 @@ def added_experiences(memory: Memory, trace: Trace) -> list[Experience]:
 
 
 def fast_loop(result: TaskResult, model, reflector, tools, injected, config: LoopConfig) -> None:
-    """Retry a run that gave no usable answer, with the rules of a reflection on it. No memory write."""
+    """Retry a run that gave no complete answer and wrote nothing, with the rules of a reflection on it.
+    Every run of the task shares one pitfall budget, so an unsolvable task costs about one run's wrong
+    calls, not three. No memory write."""
     while result.review.retry and result.retries < config.max_reflection_rounds:
+        left = config.max_pitfall_depth - result.spent_wrong_calls - result.trace.wrong_calls
+        if left < 0:
+            break
         reflection = reflect(  # the fast loop runs before the grader: its log says "not graded"
-            reflection_text(result.trace, "fast", None), reflector, tools, max_words=config.max_words
-        )
+            reflection_text(result.trace, "fast", None), reflector, tools, max_words=config.max_words,
+            writing=WRITING,
+        )  # fmt: skip
         result.reflections.append(reflection)
         add_cost(result, result.trace, reflection)
-        refined = list(dict.fromkeys([e.rule for e in injected] + list(reflection.rules)))
-        result.trace = run_react(
-            result.task,
-            model,
-            tools,
-            lessons=refined,
-            max_steps=config.max_steps,
-            max_pitfall_depth=config.max_pitfall_depth,
-        )
+        result.spent_wrong_calls += result.trace.wrong_calls
+        refined = [e.rule for e in injected] + list(reflection.rules)  # the budget cuts (react.LessonBudget)
+        result.trace = run_react(result.task, model, tools, lessons=refined, max_steps=config.max_steps,
+                                 max_pitfall_depth=left, budget=config.budget)  # fmt: skip
         result.retries += 1
-        result.review = quick_review(result.trace)
+        result.review = planner.review(result.task, result.trace, tools)
 
 
 def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
-    """Reflect when the run wasted calls and its task type recurs, or the same error repeats."""
+    """Reflect on every outside signal: the grader rejected the answer, or it rested on no look-up; and
+    on waste (wrong or redundant calls) when the task type recurs or the same error repeats."""
+    if not result.correct or result.review.blind:
+        return True
     if not (result.review.wrong_calls or result.review.redundant_calls):
         return False
     recurring = any(past.task.relevant_tools == result.task.relevant_tools for past in history)
@@ -180,50 +199,42 @@ def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
     return recurring or repeated
 
 
-def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str) -> None:
-    """Reflect on the final run and offer each rule to memory (after the vocabulary guard)."""
-    log_text = reflection_text(result.trace, run_id, result.correct)
+def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str,
+              verdict: Grade | None = None) -> None:  # fmt: skip
+    """Reflect on the final run and its verdict; offer each rule to memory under the task's type, after
+    the vocabulary guard."""
+    log_text = reflection_text(result.trace, run_id, result.correct, verdict)
     reflection = reflect(log_text, reflector, tools, max_words=config.max_words,
-                         max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
+                         max_reflection_rounds=config.max_reflection_rounds, writing=WRITING)  # fmt: skip
     result.reflections.append(reflection)
     add_cost(result, None, reflection)
     if not reflection.ok:
         result.memory_notes.append(f"no write: {reflection.reason}")
         return
+    rule_tools, rule_statuses = planner.rule_vocabulary(tools)
     for rule in reflection.rules:
-        foreign = foreign_names(parse_rule(rule), RULE_TOOLS, RULE_STATUSES)
+        foreign = foreign_names(parse_rule(rule), rule_tools, rule_statuses)
         if foreign:
-            decision = (
-                f"rejected: names {', '.join(foreign)}; a learned rule may name only the tools "
-                f"{', '.join(RULE_TOOLS)} and the statuses {', '.join(RULE_STATUSES)}"
-            )
-            result.memory_notes.append(f"{decision}: {rule}")
+            result.memory_notes.append(f"rejected: names {', '.join(foreign)}; a learned rule may name only "
+                                       f"the tools {', '.join(rule_tools)} and the statuses "
+                                       f"{', '.join(rule_statuses)}: {rule}")  # fmt: skip
             continue
-        decision, _ = memory.propose(
-            rule,
-            task_id=result.task.task_id,
-            run_id=run_id,
-            calls_saved=estimate_calls_saved(rule, result.trace),
-            failure_reason="; ".join(reflection.ineffective)[:200],
-        )
+        decision, _ = memory.propose(rule, task_id=result.task.task_id, run_id=run_id,
+                                     calls_saved=estimate_calls_saved(rule, result.trace),
+                                     failure_reason="; ".join(reflection.ineffective)[:200],
+                                     task_type=task_type_of(result.task))  # fmt: skip
         result.memory_notes.append(f"{decision}: {rule}")
 
 
-def estimate_calls_saved(rule: str, trace: Trace) -> int:
-    """How many calls of this run the rule would have avoided: for 'start with T', the wrong calls made
-    before T; for 'skip T', the redundant or wrong calls to T."""
-    actions = parse_rule(rule).actions
-    starts = {a.tool for a in actions if a.verb == "start"}
-    skips = {a.tool for a in actions if a.verb == "skip"}
-    if starts:
-        return sum(1 for s in trace.steps if s.wrong and s.tool not in starts)
-    wasted = set(redundant_steps(trace)) | {s.index for s in trace.steps if s.wrong}
-    return sum(1 for s in trace.steps if s.index in wasted and s.tool in skips)
-
-
-def reflection_text(trace: Trace, run_id: str, correct: bool | None) -> str:
-    """The compact log a reflector reads (``log.format_for_reflection``)."""
-    return format_for_reflection(*log_run(trace, run_id, correct))
+def reflection_text(trace: Trace, run_id: str, correct: bool | None, verdict: Grade | None = None) -> str:
+    """The compact log a reflector reads (``log.format_for_reflection``), then the grader's verdict: the
+    names of the fields it rejected, never their right values."""
+    text = format_for_reflection(*log_run(trace, run_id, correct))
+    if correct is None:
+        return text + "\ngrader: not graded"
+    if correct or verdict is None or not verdict.wrong_fields:
+        return text + f"\ngrader: {'accepted' if correct else 'rejected'}"
+    return text + "\ngrader: rejected; wrong or missing: " + ", ".join(sorted(verdict.wrong_fields))
 
 
 def add_cost(result: TaskResult, trace: Trace | None, reflection: Reflection) -> None:

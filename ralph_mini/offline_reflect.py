@@ -1,34 +1,47 @@
-"""How the offline model writes a reflection (notebook 03).
+"""How the offline model writes a reflection, knowing no tool, status or answer (notebooks 03 and 09).
 
 When the offline model is sent no tools and a system prompt asking for the four-section template
-(``reflect.py``), it analyses the compact log in the user message honestly: a step is *effective* when
-it brought a field the final answer used, *ineffective* when it brought nothing new. Each ineffective
-pattern it recognises becomes a rule in the micro-prompt grammar. It reads only the prompt: the log
-lines, the current time in the run header, and the tool descriptions (that is where it learns that
-the payment provider needs about 30 minutes).
+(``reflect.py``), it analyses the compact log in the user message, and nothing else: the step lines,
+the answer, the grader's verdict line (which answer fields it rejected, never the right values), the
+current time in the run header, and the tool descriptions in the prompt. No tool name, status or world
+fact is written in this module, so it reflects the same way on a renamed tool set or a new task type.
 
-Two habits, as the seed article saw in real models:
+How it judges each step, from the log alone:
 
-- asked for advice *without* the template, it answers vaguely ("improve performance");
-- asked again after a rejection, it drops the items that were rejected for length.
+- *effective*: an ``ok`` step that brought a new field whose value the final answer used; a
+  ``not_found`` that another tool confirmed or that told the answer "not_found";
+- *ineffective*: an ``ok`` step that only repeated known fields, or added nothing the answer used; a
+  failed call; a ``not_found`` after a tool whose description says it holds *every* record said so;
+  a write the grader rejected.
+
+Each ineffective pattern becomes a rule in the micro-prompt grammar (``rules.py``):
+
+- a repeat of what tool P already gave -> ``when P finds the order: skip T``;
+- useless or failed calls before the first effective tool E -> ``when any task: start with E`` (and,
+  when the useless ones found the order, ``when E finds the order: answer; skip T``);
+- nothing after a tool that holds every record -> ``when P finds nothing: skip T``;
+- nothing from T for an order of status W, younger than the minutes T's description names ->
+  ``when status is W and age under N min: skip T``; T helped an older one -> ``... over N min: call T``;
+- a rejected answer, or a write, made without any look-up -> ``when any task: start with L`` (the
+  read-only tool that holds every record, else the first listed); a rejected answer after seeing status
+  W, with a read-only tool whose description speaks of W never called -> ``when status is W ...: call T``.
+
+Reading the prompt and the log is ``offline_log.py``; a tool that writes is marked "(writes)" there.
+
+Two habits, as the seed article saw in real models: asked for advice *without* the template, it answers
+vaguely; asked again after a rejection, it drops the items that were rejected for length.
 
 Left out on purpose: learning from runs it has not been shown, and any pattern it cannot see in the log.
 """
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ralph_mini import order_words as words
-from ralph_mini.tools import read_fields
+from ralph_mini.offline_log import ToolDoc, order_age, split_runs, tool_docs
 
-RUN_RE = re.compile(r"^run (\S+) at (\d{4}-\d\d-\d\d \d\d:\d\d): (.*)$")
-STEP_RE = re.compile(r"^(\d+) (\S+)\((.*)\) (\w+) [\d.]+s: (.*)$")
-RESULT_RE = re.compile(r"^result: (.*?), answer (.*); \d+ calls")
-LAG_RE = re.compile(r"about (\d+) minutes after")
 MAX_WORDS_RE = re.compile(r"at most (\d+) words")
-CACHE, DATABASE, PAYMENT = words.CACHE, words.DATABASE, words.PAYMENT
+FOUND = ("ok", "not_found")  # every other status is a failed call
 
 VAGUE_ADVICE = (
     "The agent could improve performance by being more efficient, avoiding unnecessary steps and "
@@ -55,99 +68,193 @@ def write_reflection(system: str, log_text: str, rejected: bool) -> str:
     """The reply to a reflection request: the filled template (or vague advice without one)."""
     if "REUSABLE RULES:" not in system:
         return VAGUE_ADVICE
-    lag = LAG_RE.search(system)
+    docs = tool_docs(system)
     findings = Findings()
     for run in split_runs(log_text):
-        analyse_run(run, int(lag[1]) if lag else None, findings)
+        analyse_run(run, docs, findings)
     max_words = int(MAX_WORDS_RE.search(system)[1]) if MAX_WORDS_RE.search(system) else 30
     return render(findings, max_words if rejected else None)
 
 
-def split_runs(log_text: str) -> list[dict]:
-    """Parse the compact log into runs: header, steps (tool, status, fields), and the answer."""
-    runs: list[dict] = []
-    for line in log_text.splitlines():
-        if header := RUN_RE.match(line):
-            now = datetime.strptime(header[2], "%Y-%m-%d %H:%M")
-            runs.append({"now": now, "steps": [], "answer": {}})
-        elif (step := STEP_RE.match(line)) and runs:
-            fields = read_fields(step[5]) if step[4] == "ok" else {}
-            runs[-1]["steps"].append({"tool": step[2], "status": step[4], "fields": fields})
-        elif (result := RESULT_RE.match(line)) and runs:
-            try:
-                runs[-1]["answer"] = json.loads(result[2]) or {}
-            except json.JSONDecodeError:
-                runs[-1]["answer"] = {}
-    return runs
+def used_by_answer(key: str, value: str, answer: dict) -> bool:
+    """Did the answer use this field: same key and value, or (for long values) the value elsewhere."""
+    values = {k: str(v).strip().lower() for k, v in answer.items()}
+    value = value.strip().lower()
+    if key in values and same(values[key], value):
+        return True
+    return len(value) >= 6 and value in values.values()
 
 
-def analyse_run(run: dict, lag: int | None, out: Findings) -> None:
-    """Label each step effective or ineffective, and turn each waste pattern into a rule."""
-    seen: dict[str, str] = {}
-    for step in run["steps"]:
-        tool, status, fields = step["tool"], step["status"], step["fields"]
-        if status in ("wrong_tool", "bad_args", "error"):
-            out.add("ineffective", f"{tool} gave no status or amount for the order ({status})")
-            out.add("rules", f"when any task: start with {CACHE}")
-            out.add("avoid", f"calling {tool} to look up an order's payment status")
-            continue
-        if tool == CACHE:
-            label = (
-                "returned status and amount in 0.05 s" if status == "ok" else "missed cheaply, pointing to"
-            )
-            item = f"{CACHE} {label}" + ("" if status == "ok" else f" {DATABASE}")
-            out.add("effective", item)
-        elif tool == DATABASE:
-            analyse_database(status, fields, seen, out)
-        elif tool == PAYMENT:
-            analyse_payment(status, seen, run, lag, out)
-        seen.update(fields)
-        if tool == DATABASE and status == "not_found":
-            seen["__missing__"] = "yes"
-
-
-def analyse_database(status: str, fields: dict, seen: dict, out: Findings) -> None:
-    if status == "ok" and seen.get("status"):
-        out.add(
-            "ineffective", f"{DATABASE} after a {CACHE} hit repeated status and amount; it added no field"
-        )
-        out.add("rules", f"when {CACHE} finds the order: skip {DATABASE}")
-        out.add("avoid", f"double-checking {DATABASE} after {CACHE} already returned the status")
-    elif status == "ok":
-        out.add("effective", f"{DATABASE} supplied status and amount after the cache miss")
-    else:
-        out.add("effective", f"{DATABASE} showed the order does not exist: status not_found")
-
-
-def analyse_payment(status: str, seen: dict, run: dict, lag: int | None, out: Findings) -> None:
-    if seen.get("__missing__"):
-        out.add("ineffective", f"{PAYMENT} after {DATABASE} found nothing added no field")
-        out.add("rules", f"when {DATABASE} finds nothing: skip {PAYMENT}")
-        out.add("avoid", f"asking {PAYMENT} about orders that {DATABASE} does not have")
-        return
-    age = order_age(seen, run["now"])
-    if status == "ok":
-        out.add("effective", f"{PAYMENT} confirmed payment_status and txn_id for a pending order")
-        if lag and age is not None and age > lag:
-            out.add("rules", f"when status is pending and age over {lag} min: call {PAYMENT}")
-        return
-    if lag and age is not None and age < lag:
-        out.add("ineffective", f"{PAYMENT} had no transaction for a pending order {age} min old; too new")
-        out.add("rules", f"when status is pending and age under {lag} min: skip {PAYMENT}")
-        out.add("avoid", f"waiting 6 s on {PAYMENT} for pending orders younger than {lag} min")
-    else:
-        out.add("ineffective", f"{PAYMENT} returned no transaction and added no field")
-
-
-def order_age(seen: dict, now: datetime) -> int | None:
-    created = seen.get("created_at")
-    if not created:
-        return None
+def same(a: str, b: str) -> bool:
     try:
-        created_at = datetime.strptime(created.strip(), "%Y-%m-%d %H:%M")
-    except ValueError:  # cut by the log's 120-character limit, or not a time at all
-        return None
-    return int((now - created_at).total_seconds() // 60)
+        return abs(float(a) - float(b)) < 0.01
+    except ValueError:
+        return a == b
+
+
+def analyse_run(run: dict, docs: dict[str, ToolDoc], out: Findings) -> None:
+    """Label each step effective or ineffective, and turn each waste pattern into a rule."""
+    steps, answer = run["steps"], run["answer"]
+    known: dict[str, str] = {}
+    first_source: dict[str, str] = {}  # field -> the tool that first gave it
+    every_missing = None  # a tool that holds every record and found nothing
+    wasted_before: list[dict] = []  # useless calls before the first effective one
+    effective_tool = None
+    for number, step in enumerate(steps):
+        tool, status, fields = step["tool"], step["status"], step["fields"]
+        useful = False
+        if tool in docs and docs[tool].writes:
+            continue  # a write is judged by the grader's verdict (verdict_findings)
+        if status not in FOUND:
+            out.add("ineffective", f"{tool} failed ({status}) and gave no field")
+            out.add("avoid", f"calling {tool} for this kind of request")
+        elif status == "ok":
+            new = {k: v for k, v in fields.items() if known.get(k) != v}
+            used = sorted(k for k, v in new.items() if used_by_answer(k, v, answer))
+            repeated = sorted(
+                k for k, v in fields.items() if known.get(k) == v and used_by_answer(k, v, answer)
+            )
+            changed = sorted(k for k, v in answer.items() if k in known and not same(known[k], str(v)))
+            useful = bool(used) or bool(new and changed and last_news(number, steps, known))
+            if useful:
+                out.add(
+                    "effective", f"{tool} supplied {', '.join((used or changed)[:4])}, used in the answer"
+                )
+                call_rule(tool, docs, known, run["now"], out)
+            elif repeated:
+                source = first_source[repeated[0]]
+                out.add(
+                    "ineffective", f"{tool} repeated {', '.join(repeated[:3])} from {source}; no new field"
+                )
+                out.add("rules", f"when {source} finds the order: skip {tool}")
+                out.add("avoid", f"calling {tool} after {source} already gave {repeated[0]}")
+            else:
+                out.add("ineffective", f"{tool} added no field the answer used")
+            for key, value in fields.items():
+                first_source.setdefault(key, tool)
+                known[key] = value
+        else:
+            useful = not_found_step(number, step, run, docs, known, every_missing, out)
+            if every_missing is None and tool in docs and docs[tool].holds_every:
+                every_missing = tool
+        if useful and effective_tool is None:
+            effective_tool = tool
+        elif effective_tool is None and not useful and not is_miss(number, steps):
+            wasted_before.append(step)
+    reorder_rules(wasted_before, effective_tool, answer, steps, out)
+    verdict_findings(run, docs, known, out)
+
+
+def last_news(number: int, steps: list[dict], known: dict) -> bool:
+    """No later ok step brought a field not yet known: this step is what the answer's change rests on."""
+    seen = dict(known) | steps[number]["fields"]
+    return not any(
+        s["status"] == "ok" and any(seen.get(k) != v for k, v in s["fields"].items())
+        for s in steps[number + 1 :]
+    )
+
+
+def call_rule(tool: str, docs: dict[str, ToolDoc], known: dict, now: datetime, out: Findings) -> None:
+    """T helped an order of status W older than the minutes T's description names: call it then."""
+    status, age = known.get("status"), order_age(known, now)
+    minutes = docs[tool].minutes if tool in docs else None
+    if status and minutes and age is not None and age > minutes:
+        out.add("rules", f"when status is {status} and age over {minutes} min: call {tool}")
+
+
+def is_miss(number: int, steps: list[dict]) -> bool:
+    """A not_found followed by another tool finding the order: a cheap miss is how you learn."""
+    step = steps[number]
+    return step["status"] == "not_found" and any(
+        s["status"] == "ok" and s["tool"] != step["tool"] for s in steps[number + 1 :]
+    )
+
+
+def not_found_step(number, step, run, docs, known, every_missing, out: Findings) -> bool:
+    """Judge a not_found; True when it was effective."""
+    tool, steps = step["tool"], run["steps"]
+    if every_missing:
+        out.add("ineffective", f"{tool} after {every_missing} found nothing added no field")
+        out.add("rules", f"when {every_missing} finds nothing: skip {tool}")
+        out.add("avoid", f"asking {tool} about orders that {every_missing} does not have")
+        return False
+    if is_miss(number, steps):
+        out.add("effective", f"{tool} missed cheaply and pointed to the next lookup")
+        return True
+    status, age, minutes = (
+        known.get("status"),
+        order_age(known, run["now"]),
+        docs.get(tool, ToolDoc(tool, False, "")).minutes,
+    )
+    if status and minutes and age is not None and age < minutes:
+        out.add("ineffective", f"{tool} had nothing for a {status} order {age} min old; too new")
+        out.add("rules", f"when status is {status} and age under {minutes} min: skip {tool}")
+        out.add("avoid", f"calling {tool} for {status} orders younger than {minutes} min")
+        return False
+    if "not_found" in {str(v) for v in run["answer"].values()}:
+        out.add("effective", f"{tool} showed there is no such record: status not_found")
+        return True
+    out.add("ineffective", f"{tool} found nothing and added no field")
+    return False
+
+
+def reorder_rules(wasted: list[dict], effective: str | None, answer: dict, steps: list[dict], out) -> None:
+    """Useless calls before the first effective tool E: start with E; if they found the order and E
+    alone gave what the answer used, answer once E has it."""
+    if not wasted or effective is None:
+        return
+    out.add("rules", f"when any task: start with {effective}")
+    found_before = [s["tool"] for s in wasted if s["status"] == "ok"]
+    gave = [s for s in steps if s["tool"] == effective and s["status"] == "ok"]
+    needed = {
+        k
+        for s in steps
+        if s["status"] == "ok"
+        for k, v in s["fields"].items()
+        if used_by_answer(k, v, answer)
+    }
+    if found_before and gave and needed <= set(gave[0]["fields"]):
+        skips = "".join(f"; skip {t}" for t in dict.fromkeys(found_before))
+        out.add("rules", f"when {effective} finds the order: answer{skips}")
+
+
+def verdict_findings(run: dict, docs: dict[str, ToolDoc], known: dict, out: Findings) -> None:
+    """What the grader's rejection, or an answer given blind, teaches."""
+    steps, rejected = run["steps"], run["verdict"] == "rejected"
+    lookups = sorted((d.name for d in docs.values() if not d.writes), key=lambda n: not docs[n].holds_every)
+    looked = [
+        s for s in steps if s["status"] in FOUND and not docs.get(s["tool"], ToolDoc("", False, "")).writes
+    ]
+    wrote = [
+        s["tool"] for s in steps if s["status"] == "ok" and docs.get(s["tool"], ToolDoc("", False, "")).writes
+    ]
+    wrong = ", ".join(run["wrong"][:3]) or "the answer"
+    for tool in dict.fromkeys(wrote):
+        if rejected:
+            out.add("ineffective", f"{tool} wrote and the grader rejected {wrong}")
+            out.add("avoid", f"calling {tool} before the lookups show the policy allows it")
+        elif looked and run["verdict"] == "accepted":
+            out.add("effective", f"{tool} wrote after the lookups, and the grader accepted it")
+    if not looked and lookups and (rejected or wrote or not steps):
+        out.add("ineffective", f"answered without any lookup; {lookups[0]} was never called")
+        out.add("rules", f"when any task: start with {lookups[0]}")
+        return
+    status = known.get("status")
+    if not (rejected and status):
+        return
+    called = {s["tool"] for s in steps}
+    age = order_age(known, run["now"])
+    for doc in docs.values():
+        if doc.writes or doc.name in called or not re.search(rf"\b{re.escape(status)}\b", doc.text):
+            continue
+        out.add(
+            "ineffective",
+            f"the grader rejected {wrong}; {doc.name}, meant for {status} orders, was never called",
+        )
+        if doc.minutes is None:
+            out.add("rules", f"when status is {status}: call {doc.name}")
+        elif age is not None and age > doc.minutes:
+            out.add("rules", f"when status is {status} and age over {doc.minutes} min: call {doc.name}")
 
 
 def render(findings: Findings, max_words: int | None) -> str:

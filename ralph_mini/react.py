@@ -22,6 +22,7 @@ from typing import Protocol
 from ralph_mini.hardening import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,
+    REPEATED,
     WRONG_STATUSES,
     bad_reply_observation,
     clip,
@@ -29,7 +30,7 @@ from ralph_mini.hardening import (
     run_call,
     transcript_message,
 )
-from ralph_mini.model import ChatModel, ModelReply, ToolCall
+from ralph_mini.model import ChatModel, ModelReply, ToolCall, count_tokens
 from ralph_mini.rules import LESSONS_HEADER, MORE_LESSONS_HEADER, bullets
 from ralph_mini.tools import Tool
 
@@ -111,6 +112,39 @@ class Trace:
         self.model_latency_s += reply.latency_s
 
 
+@dataclass(frozen=True)
+class LessonBudget:
+    """The one budget for lessons in a prompt (seed: at most 3, at most 15% of the context). Every lesson
+    a run carries, planned or added mid-run, passes ``fit`` here: no caller can go over it."""
+
+    max_lessons: int = 3
+    share: float = 0.15
+    context_tokens: int = 8192
+
+    @property
+    def tokens(self) -> int:
+        return int(self.share * self.context_tokens)
+
+    def fit(self, lessons: Sequence[str], carried: Sequence[str] = ()) -> list[str]:
+        """The first ``lessons`` (in order, no repeats) that fit next to the ``carried`` ones."""
+        chosen: list[str] = []
+        used = sum(lesson_tokens(lesson) for lesson in carried)
+        for lesson in dict.fromkeys(lessons):
+            if len(carried) + len(chosen) >= self.max_lessons:
+                break
+            if lesson in carried:
+                continue
+            if used + lesson_tokens(lesson) <= self.tokens:
+                chosen.append(lesson)
+                used += lesson_tokens(lesson)
+        return chosen
+
+
+def lesson_tokens(rule: str) -> int:
+    """Tokens one lesson adds to a prompt: its bullet line."""
+    return count_tokens(bullets([rule]) + "\n")
+
+
 def build_system_prompt(base: str, lessons: Sequence[str] = ()) -> str:
     """The world's prompt, with lessons (micro-prompts) appended as a bulleted list if there are any."""
     return base + ("\n\n" + LESSONS_HEADER + "\n" + bullets(lessons) if lessons else "")
@@ -126,13 +160,16 @@ def run_react(
     max_pitfall_depth: int = 3,
     more_lessons: Callable[[Step], Sequence[str]] | None = None,
     tool_timeout_s: float | None = 10.0,
+    budget: LessonBudget = LessonBudget(),
 ) -> Trace:
     """Run one task to a final answer, ``max_steps`` model turns, or too many wrong calls.
 
     ``more_lessons`` (the Ralph Loop's second retrieval) is asked after each tool call what it knows
     about the last observation, until it once answers; its lessons join the conversation as a system
-    message and are kept in ``trace.added_lessons``.
+    message and are kept in ``trace.added_lessons``. Both pass ``budget``: a prompt never carries more
+    lessons or lesson tokens than it allows, the added ones included.
     """
+    lessons = budget.fit(lessons)
     messages = [
         {"role": "system", "content": build_system_prompt(task.system_prompt, lessons)},
         {"role": "user", "content": task.question},
@@ -153,8 +190,13 @@ def run_react(
         for step in new_steps(reply, by_name, task, trace, max_pitfall_depth, tool_timeout_s):
             trace.steps.append(step)
             messages.append(step.to_message())
-        if more_lessons and reply.tool_calls and not trace.added_lessons:
-            trace.added_lessons = list(more_lessons(trace.steps[-1]))
+        if (
+            more_lessons
+            and reply.tool_calls
+            and not trace.added_lessons
+            and len(lessons) < budget.max_lessons
+        ):
+            trace.added_lessons = budget.fit(more_lessons(trace.steps[-1]), carried=lessons)
             if trace.added_lessons:
                 more = MORE_LESSONS_HEADER + "\n" + bullets(trace.added_lessons)
                 messages.append({"role": "system", "content": more})
@@ -173,7 +215,10 @@ def new_steps(reply, by_name, task, trace: Trace, max_pitfall_depth: int, tool_t
     steps: list[Step] = []
     for call in reply.tool_calls:
         index = len(trace.steps) + len(steps) + 1
-        steps.append(execute_call(call, by_name, task, index, reply, tool_timeout_s))
+        if repeats(call, [*trace.steps, *steps]):
+            steps.append(repeated_step(call, index, reply))
+        else:
+            steps.append(execute_call(call, by_name, task, index, reply, tool_timeout_s))
         if trace.wrong_calls + sum(step.wrong for step in steps) > max_pitfall_depth:
             break
     return steps
@@ -200,6 +245,25 @@ def execute_call(
         tokens_out=reply.usage.completion_tokens if first else 0,
         call_id=call.id,
     )
+
+
+def repeats(call: ToolCall, earlier: Sequence[Step]) -> bool:
+    """Loop detection: the same tool with the same arguments, after such a call already answered (ok or
+    not_found). Asking again after an error is a fair retry; asking again after an answer is a loop."""
+    arguments = clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS)
+    return any(s.tool == call.name and s.arguments == arguments and not s.wrong for s in earlier)
+
+
+def repeated_step(call: ToolCall, index: int, reply: ModelReply) -> Step:
+    """A repeated call is not run again: it is a wrong call (toward the pitfall depth), and the model is
+    told its answer is already above."""
+    first = call is reply.tool_calls[0]
+    return Step(index, thought=reply.content if first else None, tool=clip(str(call.name), MAX_NAME_CHARS),
+                arguments=clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS), status=REPEATED,
+                observation=f"error: {call.name} was already called with these arguments; see its result",
+                model_latency_s=reply.latency_s if first else 0.0,
+                tokens_in=reply.usage.prompt_tokens if first else 0,
+                tokens_out=reply.usage.completion_tokens if first else 0, call_id=call.id)  # fmt: skip
 
 
 def bad_reply_step(index: int, reply: ModelReply) -> Step:

@@ -7,20 +7,18 @@ The seed article's lessons, built in:
   behaviours to avoid; each item at most ``max_words`` words;
 - reject a reply that breaks the template (a missing section, a long item, a vague item that names no
   tool or field, a rule outside the micro-prompt grammar, an item naming one order, customer, amount or
-  time (``lesson_guards.instance_details``, the same guard memory applies to rules), or
-  nothing at all in the two step sections), say
-  why, and ask again, at most ``max_reflection_rounds`` attempts in all; then give up with
-  ``Reflection.ok = False`` and the reason, never garbage.
+  time (``lesson_guards.instance_details``, the same guard memory applies to rules), or nothing in the
+  two step sections), say why, and ask again, at most ``max_reflection_rounds`` attempts in all; then
+  give up with ``Reflection.ok = False`` and the reason, never garbage.
 
-Also here: ``quick_review``, the fast loop's check of one run, using only what the agent can see at
-run time (no grader): were there wrong calls, redundant calls, is the answer complete, and is a retry
-worth it?
+Also here: ``quick_review``, the fast loop's check of one run from what the agent sees (no grader):
+wrong calls, redundant calls, a complete answer, a write, an answer with no look-up; retry or not?
 
 Left out on purpose: free-form advice (it is what the template exists to prevent) and any memory
 write: deciding what to keep is ``memory.py``'s job.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ralph_mini import order_words as words
@@ -130,9 +128,14 @@ def item_problems(item: str, section: str, max_words: int, names: Sequence[str])
     return found
 
 
-def reflection_messages(log_text: str, tools: Sequence[Tool], max_words: int = 30) -> list[dict]:
-    """The exact messages sent to the reflector: the template prompt and the compact log."""
-    tool_docs = "\n".join(f"- {t.name}: {t.description}" for t in tools)
+def reflection_messages(
+    log_text: str, tools: Sequence[Tool], max_words: int = 30, writing: Collection[str] = ()
+) -> list[dict]:
+    """The exact messages sent to the reflector: the template prompt (each tool that changes the world
+    marked "(writes)") and the compact log."""
+    tool_docs = "\n".join(
+        f"- {t.name}{' (writes)' if t.name in writing else ''}: {t.description}" for t in tools
+    )
     system = REFLECTOR_PROMPT.format(tool_docs=tool_docs, max_words=max_words)
     return [{"role": "system", "content": system}, {"role": "user", "content": log_text}]
 
@@ -144,9 +147,10 @@ def reflect(
     *,
     max_reflection_rounds: int = 2,
     max_words: int = 30,
+    writing: Collection[str] = (),
 ) -> Reflection:
     """Ask for a templated reflection on ``log_text``; validate; re-ask with the reasons; give up cleanly."""
-    messages = reflection_messages(log_text, tools, max_words)
+    messages = reflection_messages(log_text, tools, max_words, writing)
     tokens, latency, problems = 0, 0.0, ["no attempt"]
     rejections: list[str] = []
     tool_names = [t.name for t in tools]
@@ -202,56 +206,94 @@ class Review:
     complete: bool
     retry: bool
     reason: str
+    wrote: bool = False  # a writing tool ran: the run is never retried (a retry would write again)
+    blind: bool = False  # answered or wrote without any look-up: a finding even at no waste
 
 
-def redundant_steps(trace: Trace) -> list[int]:
-    """Indexes of steps that brought nothing the answer used.
+def redundant_steps(trace: Trace, writing: Collection[str] = (), complete: Collection[str] = ()) -> list[int]:
+    """Indexes of look-ups that brought nothing the answer used, judged from the run alone.
 
-    An 'ok' is redundant when none of its fields is new *and* in the final answer (without an answer,
-    any new field counts); a 'not_found' is redundant once the order was found, or once the database
-    (the source of truth) said it does not exist. A first cache miss is not: it is how you learn.
+    An 'ok' is redundant when none of its new fields is in the final answer (without an answer, any new
+    field counts), unless it is the last step with news and the answer changed a field known before it
+    (a provider's 'declined' turning 'pending' into 'payment_failed'). A 'not_found' is redundant once
+    another tool found the order, or once a ``complete`` tool (its description says it holds every
+    record) found nothing. A first miss is not: it is how you learn. Writes are judged by the grader.
     """
-    answer = {k: str(v) for k, v in (trace.answer or {}).items()}
+    answer = {k: str(v).strip().lower() for k, v in (trace.answer or {}).items()}
     known: dict[str, str] = {}
-    found_before = database_missing = False
+    found_before = missing_before = False
     redundant = []
-    for step in trace.steps:
-        if step.wrong:
-            continue
-        fields = read_fields(step.observation) if step.status == "ok" else {}
+    lookups = [s for s in trace.steps if not s.wrong and s.tool not in writing]
+    read = [{k: v.strip().lower() for k, v in read_fields(s.observation).items()} if s.status == "ok" else {}
+            for s in lookups]  # fmt: skip
+    for number, (step, fields) in enumerate(zip(lookups, read, strict=True)):
         new = {k: v for k, v in fields.items() if known.get(k) != v}
-        useful = {k: v for k, v in new.items() if not answer or answer.get(k) == v or k == "payment_status"}
-        if step.status == "ok" and not useful:
+        useful = [k for k, v in new.items() if not answer or _same(answer.get(k), v) or _elsewhere(v, answer)]
+        changed = any(k in known and not _same(v, known[k]) for k, v in answer.items())
+        seen = known | fields
+        later_news = any(seen.get(k) != v for later in read[number + 1 :] for k, v in later.items())
+        if step.status == "ok" and not useful and not (new and changed and not later_news):
             redundant.append(step.index)
-        elif step.status == "not_found" and (found_before or database_missing):
+        elif step.status == "not_found" and (found_before or missing_before):
             redundant.append(step.index)
         known.update(fields)
         found_before = found_before or step.status == "ok"
-        database_missing = database_missing or (step.status == "not_found" and step.tool == words.DATABASE)
+        missing_before = missing_before or (step.status == "not_found" and step.tool in complete)
     return redundant
 
 
-def quick_review(trace: Trace) -> Review:
-    """Score one run against what a good run looks like; a retry is worth it only without a usable answer."""
+def _elsewhere(value: str, answer: dict) -> bool:
+    """A long value under another key: a provider's settled_at as the answer's paid_at."""
+    return len(value) >= 6 and value in answer.values()
+
+
+def _same(a: str | None, b: str) -> bool:
+    try:
+        return a is not None and abs(float(a) - float(b)) < 0.01
+    except ValueError:
+        return a == b
+
+
+def quick_review(
+    trace: Trace,
+    answer_fields: Sequence[str] = ("status",),
+    writing: Collection[str] = words.WRITING_TOOLS,
+    complete_tools: Collection[str] = (words.DATABASE,),  # notebook 01's; the loop passes its world's
+) -> Review:
+    """Score one run against what a good run looks like, from what the agent can see (no grader).
+
+    Complete: the answer has the task's own ``answer_fields``, and a "not_found" rests on a look-up that
+    answered (in an outage every look-up failed: nothing was found *or* not found). Retry only without a
+    complete answer, never after a write. An answer or write with no look-up at all is ``blind``.
+    """
     answer = trace.answer or {}
     answered = trace.answer is not None
-    complete = answered and "status" in answer and (answer.get("status") == "not_found" or "amount" in answer)
-    redundant = len(redundant_steps(trace))
+    looked = any(s.status in ("ok", "not_found") and s.tool not in writing for s in trace.steps)
+    wrote = any(s.status in ("ok", "wrong_tool") and s.tool in writing for s in trace.steps)  # it ran
+    says_missing = any(str(v) == "not_found" for v in answer.values())
+    complete = answered and all(k in answer for k in answer_fields) and (looked or not says_missing)
+    blind = (answered or wrote) and not looked
+    redundant = len(redundant_steps(trace, writing, complete_tools))
     if not answered:
-        reason = f"no answer ({trace.stop_reason}): retry with a refined plan"
+        reason = f"no answer ({trace.stop_reason})"
     elif not complete:
-        reason = "answer lacks status or amount: retry with a refined plan"
+        reason = f"answer lacks {', '.join(answer_fields)} or rests on no look-up"
+    elif blind:
+        reason = "answered without any look-up: reflect later"
     elif trace.wrong_calls or redundant:
-        reason = (
-            f"answered, {trace.wrong_calls} wrong and {redundant} redundant calls: no retry, reflect later"
-        )
+        reason = f"answered, {trace.wrong_calls} wrong and {redundant} redundant calls: reflect later"
     else:
         reason = "clean run"
+    retry = not complete and not wrote
+    if not complete:
+        reason += ": no retry, it wrote" if wrote else ": retry with a refined plan"
     return Review(
         wrong_calls=trace.wrong_calls,
         redundant_calls=redundant,
         answered=answered,
         complete=complete,
-        retry=not complete,
+        retry=retry,
         reason=reason,
+        wrote=wrote,
+        blind=blind,
     )

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from ralph_mini.hardening import parse_final_answer
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
+from ralph_mini.order_words import LOOKUP_TOOLS as LOOKUPS
 from ralph_mini.order_words import SYSTEM_PROMPT
-from ralph_mini.react import build_system_prompt, run_react
+from ralph_mini.react import LessonBudget, build_system_prompt, run_react
 from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import tool
 
@@ -125,10 +126,34 @@ def test_max_pitfall_depth_stops_the_run():
 
 
 def test_max_steps_bounds_every_run():
-    loop = [call("query_local_cache", {"order_id": "A123"}, id_=f"c{i}") for i in range(10)]
-    trace = run_react(TASK, ScriptedModel(*loop), TOOLS, max_steps=4)
+    wander = [call(name, {"order_id": "A123"}, id_=f"c{i}") for i, name in enumerate(LOOKUPS * 3)]
+    trace = run_react(TASK, ScriptedModel(*wander), TOOLS, max_steps=4, max_pitfall_depth=10)
     assert trace.stop_reason == "max_steps: no final answer after 4 model turns"
-    assert trace.tool_calls == 4 and trace.wrong_calls == 0
+    assert trace.tool_calls == 4
+
+
+def test_an_identical_call_repeated_is_a_loop_and_counts_toward_the_pitfall_depth():
+    loop = [call("query_local_cache", {"order_id": "A123"}, id_=f"c{i}") for i in range(10)]
+    trace = run_react(TASK, ScriptedModel(*loop), TOOLS, max_steps=8, max_pitfall_depth=3)
+    assert trace.stop_reason == "max_pitfall_depth: 4 wrong calls"
+    assert [s.status for s in trace.steps] == ["ok", "repeated", "repeated", "repeated", "repeated"]
+    assert trace.steps[1].tool_latency_s == 0.0  # not run again
+
+
+def test_asking_again_after_an_error_is_a_fair_retry_not_a_loop():
+    bad = [call("query_local_cache", {"order_id": 7}, id_=f"c{i}") for i in range(2)]
+    trace = run_react(TASK, ScriptedModel(*bad), TOOLS, max_steps=2)
+    assert [s.status for s in trace.steps] == ["bad_args", "bad_args"]
+
+
+def test_the_lesson_budget_cuts_planned_and_added_lessons_together():
+    budget = LessonBudget(max_lessons=3, share=0.15, context_tokens=8192)
+    rules = [f"when any task: start with tool_{i}" for i in range(5)]
+    assert budget.fit(rules) == rules[:3]
+    assert budget.fit(rules[3:], carried=rules[:2]) == rules[3:4]
+    assert LessonBudget(3, 0.15, 100).fit(rules) == rules[:1]  # 15 tokens: room for one bullet
+    trace = run_react(TASK, ScriptedModel(FINAL), TOOLS, lessons=rules)
+    assert trace.messages[0]["content"].count("\n- when") == 3
 
 
 def test_lessons_go_into_the_system_prompt():

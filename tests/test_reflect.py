@@ -20,6 +20,7 @@ from ralph_mini.reflect import (
     validate_reflection,
 )
 from ralph_mini.suite import grade, make_suite
+from ralph_mini.tools import Tool
 
 SUITE = make_suite(n=50, seed=7)
 TOOLS = SUITE.world.tools()
@@ -105,21 +106,72 @@ def test_offline_reflector_on_a_cache_hit_run():
     assert reflection.ok and reflection.rounds == 1
     assert reflection.rules == ("when query_local_cache finds the order: skip query_database",)
     assert reflection.ineffective == (
-        "query_database after a query_local_cache hit repeated status and amount; it added no field",
+        "query_database repeated amount, paid_at, status from query_local_cache; no new field",
     )
 
 
 def test_offline_reflector_on_a_fresh_pending_run_reads_the_lag_from_the_tool_docs():
     reflection = reflect(log_text(1), MODEL, TOOLS)  # B456: 12 minutes old
-    assert reflection.rules == (
+    assert set(reflection.rules) == {
         "when any task: start with query_local_cache",
         "when query_local_cache finds the order: skip query_database",
         "when status is pending and age under 30 min: skip query_payment_api",
-    )
-    assert (
-        "query_payment_api had no transaction for a pending order 12 min old; too new"
-        in reflection.ineffective
-    )
+    }
+    assert "query_payment_api had nothing for a pending order 12 min old; too new" in reflection.ineffective
+
+
+# A world the reflector has never seen: every tool renamed, a new request type, a new status word.
+TICKET_TOOLS = [
+    Tool("peek_recent", "Quick memory of recent tickets: state and model. May miss older ones.", {}, dict),
+    Tool("read_archive", "The archive: every ticket ever filed, with its dates. Slower.", {}, dict),
+    Tool(
+        "ask_vendor", "Vendor portal. A claim shows up about 45 minutes after a ticket is opened.", {}, dict
+    ),
+    Tool("check_warranty", "Warranty state and expiry date of a device.", {}, dict),
+    Tool("close_ticket", "Close a ticket. This changes the ticket.", {}, dict),
+]
+TICKET_LOGS = {
+    "repeat": """run R1 at 2025-03-10 12:00: What is the state of ticket Q7?
+1 peek_recent(ticket=Q7) ok 0.10s: state=open, model=K2, opened_at=2025-03-09 08:00
+2 read_archive(ticket=Q7) ok 0.90s: state=open, model=K2, opened_at=2025-03-09 08:00, desk=north
+result: answered, answer {"state": "open", "model": "K2"}; 2 calls, 0 wrong, 2.0 s, 900 tokens
+grader: accepted""",
+    "archive has nothing": """run R2 at 2025-03-10 12:00: What is the state of ticket Q8?
+1 read_archive(ticket=Q8) not_found 0.90s: no ticket Q8
+2 ask_vendor(ticket=Q8) not_found 6.00s: no claim for Q8
+result: answered, answer {"state": "not_found"}; 2 calls, 0 wrong, 8.0 s, 900 tokens
+grader: accepted""",
+    "too new": """run R3 at 2025-03-10 12:00: What is the state of ticket Q9?
+1 peek_recent(ticket=Q9) ok 0.10s: status=open, model=K2, created_at=2025-03-10 11:50
+2 ask_vendor(ticket=Q9) not_found 6.00s: no claim for Q9
+result: answered, answer {"status": "open", "model": "K2"}; 2 calls, 0 wrong, 7.0 s, 900 tokens
+grader: accepted""",
+    "wrote blind": """run R4 at 2025-03-10 12:00: Close ticket Q10 please.
+1 close_ticket(ticket=Q10) ok 0.50s: closed=True
+result: answered, answer {"close": "done"}; 1 calls, 0 wrong, 1.0 s, 500 tokens
+grader: rejected; wrong or missing: close, writes""",
+    "wrong first": """run R5 at 2025-03-10 12:00: Is the warranty of ticket Q11 still valid?
+1 ask_vendor(ticket=Q11) ok 6.00s: claim=none, vendor_ref=VX-88
+2 check_warranty(ticket=Q11) ok 0.40s: warranty=valid, expires=2026-01-01
+result: answered, answer {"warranty": "valid", "expires": "2026-01-01"}; 2 calls, 0 wrong, 7.0 s, 600 tokens
+grader: accepted""",
+}
+TICKET_RULES = {
+    "repeat": {"when peek_recent finds the order: skip read_archive"},
+    "archive has nothing": {"when read_archive finds nothing: skip ask_vendor"},
+    "too new": {"when status is open and age under 45 min: skip ask_vendor"},
+    "wrote blind": {"when any task: start with read_archive"},  # the tool that holds every ticket
+    "wrong first": {"when any task: start with check_warranty",
+                    "when check_warranty finds the order: answer; skip ask_vendor"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(TICKET_LOGS))
+def test_the_offline_reflector_knows_no_tool_names_status_or_answers(case):
+    reflection = reflect(TICKET_LOGS[case], MODEL, TICKET_TOOLS, writing=("close_ticket",))
+    assert reflection.ok, reflection.reason
+    assert set(reflection.rules) == TICKET_RULES[case]
+    assert reflection.effective or reflection.ineffective
 
 
 def test_offline_reflector_on_a_missing_order():
