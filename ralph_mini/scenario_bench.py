@@ -58,8 +58,10 @@ ARMS = (
     Arm("no second retrieval", loop=LoopConfig(second_retrieval=False)),
     Arm("no budget", loop=LoopConfig(top_k=100, injection_budget=1.0)),
     FULL,
-    Arm("long-context", planner="all"),
-    Arm("placebo", planner="placebo"),
+    # The controls bypass what they test: every lesson ever learned, of any type, past the budget; or
+    # lessons of another type, which the per-type planner would otherwise filter out.
+    Arm("long-context", planner="all", loop=LoopConfig(per_task_type=False, top_k=100, injection_budget=1.0)),
+    Arm("placebo", planner="placebo", loop=LoopConfig(per_task_type=False)),
 )
 
 
