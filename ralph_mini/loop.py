@@ -33,7 +33,7 @@ from datetime import datetime
 from ralph_mini import history_json
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
-from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
+from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags, wasted_calls
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
@@ -117,8 +117,9 @@ def run_task(
     fast_loop(result, model, reflector or model, tools, injected, config)
     memory.record_hits(injected)
     result.correct = grade(task, result.trace.answer).correct
-    revealed = run_tags(result.trace.steps)
-    result.memory_notes += memory.record_outcome(injected, revealed, result.correct)
+    revealed = run_tags(result.trace.steps, task.now)
+    wasted = wasted_calls(result.trace.steps, redundant_steps(result.trace))
+    result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted)
     if config.reflect and wants_slow_loop(result, history):
         slow_loop(result, reflector or model, tools, memory, config, run_id)
     return result
