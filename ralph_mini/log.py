@@ -190,14 +190,24 @@ def run_tags(steps: list[Step], now: str | None = None) -> set[str]:
 
 
 def wasted_calls(steps: list[Step], redundant: Collection[int]) -> list[str]:
-    """The tool of each wasted call: wrong, or redundant (step indexes, ``reflect.redundant_steps``).
+    """The tool of each wasted call: a wrong one, or a redundant one (``reflect.redundant_steps``
+    indexes) that also brought no field the run did not know yet.
 
-    A failed call to a tool that answered ok later in the same run is not waste: the tool was right and
-    merely flaky (a provider failing its first call), so a rule that sent the agent there is not blamed.
+    Why both tests for an 'ok' call: ``redundant_steps`` calls a lookup useless when none of its fields
+    is in the final answer, and only order-status answers share field names with the lookups; a refund
+    or delivery answer shares none, so every lookup would count as waste there. A call that repeated
+    known fields is waste whatever the answer. A failed call to a tool that answered ok later in the
+    same run is not waste: the tool was right and merely flaky (a provider failing its first call).
     """
     answered = {step.tool: step.index for step in steps if step.status == "ok"}
-    return [
-        step.tool
-        for step in steps
-        if step.index in redundant or (step.wrong and answered.get(step.tool, -1) < step.index)
-    ]
+    known: dict[str, str] = {}
+    wasted = []
+    for step in steps:
+        fields = read_fields(step.observation) if step.status == "ok" else {}
+        repeat = all(known.get(k) == v for k, v in fields.items())
+        known.update(fields)
+        if step.wrong and answered.get(step.tool, -1) < step.index:
+            wasted.append(step.tool)
+        elif step.index in redundant and (step.status != "ok" or repeat):
+            wasted.append(step.tool)
+    return wasted

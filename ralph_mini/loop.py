@@ -119,7 +119,8 @@ def run_task(
     result.correct = grade(task, result.trace.answer).correct
     revealed = run_tags(result.trace.steps, task.now)
     wasted = wasted_calls(result.trace.steps, redundant_steps(result.trace))
-    result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted)
+    offered = [t.name for t in tools]
+    result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
     if config.reflect and wants_slow_loop(result, history):
         slow_loop(result, reflector or model, tools, memory, config, run_id)
     return result

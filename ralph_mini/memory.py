@@ -12,7 +12,8 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
 - **merge**: the same lesson in another wording, action order or as a near duplicate strengthens the
   one experience instead of adding a row (``rule_forms.py``);
 - **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held (age
-  included); down for a wrong answer or for calls wasted on a tool the rule sent it to. Votes decay
+  included); down for calls wasted on a tool the rule sent it to, or for a wrong answer it could have
+  caused (it said answer, or skip a tool the run then did not call). Votes decay
   by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and
   more recent down- than up-votes a rule is *removed*;
 - **contradiction**: a rule that becomes active with an active one's trigger and an opposite action
@@ -242,25 +243,27 @@ class Memory:
         revealed: Collection[str],
         correct: bool,
         wasted: Collection[str] = (),
+        offered: Collection[str] | None = None,
     ) -> list[str]:
         """Vote on the injected rules whose whole trigger held; remove those the recent votes condemn.
 
         ``correct`` is the grader's verdict on the run, ``revealed`` the tags the run showed
-        (``log.run_tags``), ``wasted`` the tool of each wrong or redundant call (``log.wasted_calls``).
-        A rule is down-voted for a wrong answer, or for wasted calls to a tool it sent the agent to."""
+        (``log.run_tags``), ``wasted`` the tool of each wrong or redundant call (``log.wasted_calls``),
+        ``offered`` the names of the tools the run had (None: not known).
+        Down for wasted calls to a tool it sent the agent to, or one not offered, or for a wrong answer it
+        could have caused (it said answer, or skip a tool the run did not call): ``votes.judge``."""
         notes, now = [], self.clock().isoformat(timespec="minutes")
         for e in used:
-            in_play, waste = judge(e.rule, e.trigger, revealed, wasted)
-            if not in_play:
+            vote = judge(e.rule, e.trigger, revealed, wasted, correct, offered)
+            if vote is None:
                 continue
-            up = correct and not waste
+            up, why = vote
             e.votes_up, e.votes_down = decayed(e.votes_up, e.votes_down, up, self.config.vote_half_life)
             if up:
                 e.validations += 1
                 continue
             e.failures += 1
-            why = "" if not waste else f"; {len(waste)} wasted calls to {', '.join(sorted(set(waste)))}"
-            notes.append(f"down-voted: {e.rule} ({e.failures} failures{why})")
+            notes.append(f"down-voted: {e.rule} ({e.failures} failures{'; ' + why if why else ''})")
             losing = e.failures >= self.config.max_failures and e.votes_down > e.votes_up
             if losing and e.status == "active":
                 e.status, e.invalid_from = "removed", now

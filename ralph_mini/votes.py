@@ -8,9 +8,17 @@ can be read in one page:
   that status was under (over) the limit, by its ``created_at`` at the task's current time. The run's
   tags come from ``log.run_tags``: {'any', 'query_local_cache:found', 'status:pending',
   'age:pending:12'}. A rule whose trigger did not hold neither earns nor loses anything.
-- **What did it cost?** A wrong answer counts against every rule in play; a wasted call (wrong or
-  redundant, ``log.wasted_calls``) counts against the rules that sent the agent to that tool
-  (``sent_to``: 'call T', 'start with T'). A rule that only wastes calls is voted out too.
+- **What did it cost, and could the rule have caused it?** A wasted call (wrong or redundant,
+  ``log.wasted_calls``) counts against the rules that sent the agent to that tool (``sent_to``: 'call
+  T', 'start with T'): a rule that only wastes calls is voted out too. So does a run in which such a
+  rule was in play and the world did not offer its tool (the cache is gone): it cannot be followed and
+  takes a lesson's place for nothing. (A tool offered but not called is no vote either way: the model
+  did not follow the rule, often on another task type.) A wrong answer counts against
+  the rules that could have caused it by withholding something (``withheld``): 'answer' (stop now), or
+  'skip T' when the run then made no call to T that answered. A rule that only adds a lookup cannot
+  make an answer wrong, so a wrong answer is no vote on it (it would otherwise pay for every mistake of
+  another task type, or of another lesson, made while it was in play). A correct run without waste on
+  its tools is an up-vote.
 
 Votes decay **by votes** (``decayed``): each new vote on a rule multiplies its earlier ones by
 ``0.5 ** (1 / half_life)``, so with a half-life of 5 a vote counts half after five more on that rule.
@@ -61,17 +69,43 @@ def sent_to(rule: Rule) -> set[str]:
     return {a.tool for a in rule.actions if a.verb in ("call", "start") and a.tool}
 
 
-def judge(rule_text: str, tag: str, revealed: Collection[str], wasted: Collection[str]):
-    """(was the rule in play, the wasted calls it pays for) for one run; see the module docstring.
+def withheld(rule: Rule, revealed: Collection[str]) -> bool:
+    """Could the rule have made a wrong answer wrong? It said 'answer', or 'skip T' and no call to T
+    answered in the run (T found nothing or the order: tags 'T:nothing' / 'T:found')."""
+    called = {t.split(":")[0] for t in revealed if t.endswith((":found", ":nothing"))}
+    return any(a.verb == "answer" or (a.verb == "skip" and a.tool not in called) for a in rule.actions)
 
-    A rule that does not parse (a hand-edited file) is judged by its trigger tag alone."""
+
+def judge(
+    rule_text: str,
+    tag: str,
+    revealed: Collection[str],
+    wasted: Collection[str],
+    correct: bool,
+    offered: Collection[str] | None = None,
+):
+    """The vote of one run on one rule: None (not in play, or wrong in a way it could not cause), else
+    (up, why down: '' for a wrong answer, '2 wasted calls to T', 'T not offered'); see the module
+    docstring. ``offered``: the run's tool names (None: not known). A rule that does not parse (a
+    hand-edited file) is judged by its tag and the verdict."""
     try:
         rule = parse_rule(rule_text)
     except RuleSyntaxError:
-        return tag == "any" or tag in revealed, []
+        return (correct, "") if tag == "any" or tag in revealed else None
     if not trigger_held(rule, revealed):
-        return False, []
-    return True, [tool for tool in wasted if tool in sent_to(rule)]
+        return None
+    waste = [tool for tool in wasted if tool in sent_to(rule)]
+    if waste:
+        return False, f"{len(waste)} wasted calls to {', '.join(sorted(set(waste)))}"
+    missing = sent_to(rule) - set(offered) if offered is not None else set()
+    if missing:
+        return False, f"{', '.join(sorted(missing))} not offered"
+    called = {t.split(":")[0] for t in revealed if t.endswith((":found", ":nothing"))} | set(wasted)
+    if sent_to(rule) and not sent_to(rule) & called:
+        return None  # not followed: the run says nothing about it
+    if correct:
+        return True, ""
+    return (False, "") if withheld(rule, revealed) else None
 
 
 def decayed(up: float, down: float, is_up: bool, half_life: float) -> tuple[float, float]:

@@ -21,6 +21,7 @@ NOW = "2025-03-10 12:00"
 UNDER_30 = f"when status is pending and age under 30 min: skip {PAY}"
 OVER_30 = f"when status is pending and age over 30 min: call {PAY}"
 START_CACHE = f"when any task: start with {CACHE}"
+HIT = {"any", f"{CACHE}:found"}  # a run that called the cache, and it had the order
 
 
 def order_step(index=1, tool=CACHE, status="pending", created="2025-03-10 11:48"):
@@ -87,7 +88,11 @@ def test_a_flaky_tool_that_answers_on_retry_is_not_waste_but_a_redundant_call_is
         Step(3, None, PAY, "{}", "ok", "ok: 1 fields: payment_status=captured"),
     ]
     assert wasted_calls(steps, redundant=[]) == []
-    assert wasted_calls(steps, redundant=[3]) == [PAY]
+    assert wasted_calls(steps, redundant=[3]) == []  # redundant for the answer, but it brought news
+    again = steps + [Step(4, None, PAY, "{}", "ok", "ok: 1 fields: payment_status=captured")]
+    assert wasted_calls(again, redundant=[4]) == [PAY]  # a repeat of what was known: waste
+    miss = Step(5, None, DB, "{}", "not_found", "not_found: no such order")
+    assert wasted_calls([*steps, miss], redundant=[5]) == [DB]  # nothing found after the order was
     assert wasted_calls([order_step(1), failed_step(2, PAY)], redundant=[]) == [PAY]
 
 
@@ -112,30 +117,58 @@ def test_votes_decay_by_votes():
 
 
 def test_a_once_good_rule_is_voted_out_five_tasks_after_the_world_changes():
-    """The issue's case: 23 validations, then the world changes and every run with it fails."""
+    """The issue's case: 23 validations, then the cache disappears and every run wastes a call on it."""
     memory = Memory(FakeClock())
     rule = active(memory, START_CACHE)
     for _ in range(23):
-        memory.record_outcome([rule], {"any"}, correct=True)
+        memory.record_outcome([rule], HIT, correct=True)
     assert rule.votes_up == pytest.approx(7.41, abs=0.01)
     failures_to_removal = 0
-    while rule.status == "active":
-        memory.record_outcome([rule], {"any"}, correct=False)
+    while rule.status == "active" and failures_to_removal < 50:
+        memory.record_outcome([rule], {"any"}, correct=True, wasted=[CACHE])
         failures_to_removal += 1
     assert failures_to_removal == 5 and (rule.validations, rule.failures) == (23, 5)
     assert rule.status_reason == "5 failures with it in play; recent votes 3.9 down against 3.7 up"
+
+
+def test_a_rule_whose_tool_is_gone_is_voted_out_too():
+    """The cache is gone from the tool list: the model cannot follow 'start with' it, wastes nothing."""
+    memory = Memory(FakeClock())
+    rule = active(memory, START_CACHE)
+    for _ in range(23):
+        memory.record_outcome([rule], HIT, correct=True, offered=[CACHE, DB])
+    seen = {"any", f"{DB}:found"}
+    assert memory.record_outcome([rule], seen, correct=True, offered=[CACHE, DB]) == []
+    assert (rule.validations, rule.failures) == (23, 0)  # offered, not called: not followed, no vote
+    notes = [memory.record_outcome([rule], seen, correct=True, offered=[DB, PAY]) for _ in range(5)]
+    assert notes[0] == [f"down-voted: {START_CACHE} (1 failures; {CACHE} not offered)"]
+    assert notes[-1][-1] == f"removed: {START_CACHE}" and rule.status == "removed"
 
 
 def test_plain_counts_would_have_kept_it_for_24_failures():
     memory = Memory(FakeClock(), MemoryConfig(vote_half_life=1e12))  # no decay: counts
     rule = active(memory, START_CACHE)
     for _ in range(23):
-        memory.record_outcome([rule], {"any"}, correct=True)
+        memory.record_outcome([rule], HIT, correct=True)
     for _ in range(23):
-        memory.record_outcome([rule], {"any"}, correct=False)
+        memory.record_outcome([rule], {"any"}, correct=True, wasted=[CACHE])
     assert rule.status == "active"  # 23 against 23: still in; the 24th removes it
-    memory.record_outcome([rule], {"any"}, correct=False)
+    memory.record_outcome([rule], {"any"}, correct=True, wasted=[CACHE])
     assert rule.status == "removed"
+
+
+def test_a_wrong_answer_counts_only_against_rules_that_could_have_caused_it():
+    memory = Memory(FakeClock())
+    start = active(memory, START_CACHE)  # only adds a lookup
+    skip = active(memory, f"when {CACHE} finds the order: skip {DB}")
+    answer = active(memory, f"when {CACHE} finds the order: answer")
+    hit = [order_step(1, CACHE, "paid")]
+    notes = memory.record_outcome([start, skip, answer], run_tags(hit, NOW), correct=False)
+    assert [n.split(" (")[0] for n in notes] == [f"down-voted: {skip.rule}", f"down-voted: {answer.rule}"]
+    assert (start.validations, start.failures) == (0, 0)  # no vote: it withheld nothing
+    checked = hit + [order_step(2, DB, "paid")]  # the database was called after all: skip was not obeyed
+    memory.record_outcome([skip], run_tags(checked, NOW), correct=False)
+    assert skip.failures == 1
 
 
 # --- contradiction invalidates ------------------------------------------------------------------------
@@ -238,8 +271,8 @@ def test_near_duplicates_merge_and_distant_numbers_do_not():
 def voted_memory() -> Memory:
     memory = Memory(FakeClock())
     rule = active(memory, START_CACHE)
-    memory.record_outcome([rule], {"any"}, correct=True)
-    memory.record_outcome([rule], {"any"}, correct=False)
+    memory.record_outcome([rule], HIT, correct=True)
+    memory.record_outcome([rule], {"any"}, correct=True, wasted=[CACHE])
     active(memory, f"when any task: start with {DB}")  # invalidates the first
     return memory
 
