@@ -16,8 +16,8 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
   caused (it said answer, or skip a tool the run then did not call). Votes decay
   by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and
   more recent down- than up-votes a rule is *removed*;
-- **contradiction**: a rule that becomes active with an active one's trigger and an opposite action
-  marks that one *invalid* from that moment (``valid_from`` / ``invalid_from``, as Zep does);
+- **contradiction**: a rule that becomes active with an active one's task type and trigger and an
+  opposite action marks that one *invalid* from then (``valid_from`` / ``invalid_from``, as Zep does);
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 
@@ -184,12 +184,11 @@ class Memory:
         return f"candidate: {experience.confirmations}/{self.config.confirm_threshold} confirmations"
 
     def _invalidate_contradicted(self, new: Experience, now: str) -> list[str]:
-        """Mark every active rule the newly active ``new`` contradicts invalid from ``now``, with why.
-        Its confirmations restart at 0: it can come back only if new tasks confirm it again."""
+        """Mark every active rule of its task type the newly active ``new`` contradicts invalid from
+        ``now``, with why. Its confirmations restart at 0: only new tasks confirming it bring it back."""
         rule, notes = parse_rule(new.rule), []
-        for old in self.active():
-            why = "" if old is new else contradiction(rule, parse_rule(old.rule))
-            if why:
+        for old in [e for e in self.active() if e is not new and e.task_type == new.task_type]:
+            if why := contradiction(rule, parse_rule(old.rule)):
                 old.status, old.invalid_from, old.confirmations, old.calls_saved = "invalid", now, 0, 0
                 old.status_reason = f"contradicted by '{new.rule}' ({why})"
                 notes.append(f"invalidated: {old.rule}")

@@ -220,6 +220,14 @@ def test_a_new_contradicting_rule_invalidates_the_old_one_which_stays_in_the_jou
     assert (old.status, old.invalid_from, new.status) == ("active", None, "invalid")
 
 
+def test_rules_of_other_task_types_do_not_contradict():
+    memory = Memory(FakeClock())
+    for tool, kind in ((CACHE, "order_status"), ("get_shipping_status", "shipping")):
+        for task in ("T1", "T2"):
+            memory.propose(f"when any task: start with {tool}", task_id=task, run_id=task, task_type=kind)
+    assert [e.status for e in memory.experiences.values()] == ["active", "active"]
+
+
 # --- semantic dedup -----------------------------------------------------------------------------------
 
 SEVEN_WORDINGS = [  # two lessons
