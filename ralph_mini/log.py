@@ -11,7 +11,9 @@ Left out on purpose: log rotation, compression, and any database: a JSONL file o
 """
 
 import json
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from ralph_mini.react import Step, Trace
@@ -51,6 +53,8 @@ class RunSummary:
 
 
 OBSERVATION_CHARS = 120
+TIME_FORMAT = "%Y-%m-%d %H:%M"  # the task's current time and an order's created_at
+MINUTE = timedelta(minutes=1)
 
 
 def summarize_args(arguments: str) -> str:
@@ -157,19 +161,53 @@ def step_rows(records: list[LogRecord]) -> list[dict]:
     return [asdict(r) for r in records]
 
 
-def step_tags(step: Step) -> set[str]:
+def step_tags(step: Step, now: str | None = None) -> set[str]:
     """What a step revealed, as tags a trigger can match: {'query_local_cache:found', 'status:pending'}.
 
-    Memory credits a lesson only when its trigger's tag is among the tags its run revealed.
+    Given the task's current time ``now`` ('2025-03-10 12:00'), an order with a status and a
+    ``created_at`` also gives its age in whole minutes: 'age:pending:12'. Memory credits a lesson only
+    when its whole trigger, age included, held in the tags its run revealed (``votes.trigger_held``).
     """
     if step.status == "not_found":
         return {f"{step.tool}:nothing"}
     if step.status != "ok":
         return set()
-    status = read_fields(step.observation).get("status")
-    return {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
+    fields = read_fields(step.observation)
+    status, created = fields.get("status"), fields.get("created_at")
+    tags = {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
+    if status and created and now:
+        try:
+            minutes = (datetime.strptime(now, TIME_FORMAT) - datetime.strptime(created, TIME_FORMAT)) / MINUTE
+        except ValueError:  # a time in another format: no age, so no age condition can hold
+            return tags
+        tags.add(f"age:{status}:{int(minutes)}")
+    return tags
 
 
-def run_tags(steps: list[Step]) -> set[str]:
+def run_tags(steps: list[Step], now: str | None = None) -> set[str]:
     """Everything a run revealed: the union of its steps' tags, plus 'any' (every run is 'any task')."""
-    return {"any"}.union(*(step_tags(step) for step in steps))
+    return {"any"}.union(*(step_tags(step, now) for step in steps))
+
+
+def wasted_calls(steps: list[Step], redundant: Collection[int]) -> list[str]:
+    """The tool of each wasted call: a wrong one, or a redundant one (``reflect.redundant_steps``
+    indexes) that also brought no field the run did not know yet.
+
+    Why both tests for an 'ok' call: ``redundant_steps`` calls a lookup useless when none of its fields
+    is in the final answer, and only order-status answers share field names with the lookups; a refund
+    or delivery answer shares none, so every lookup would count as waste there. A call that repeated
+    known fields is waste whatever the answer. A failed call to a tool that answered ok later in the
+    same run is not waste: the tool was right and merely flaky (a provider failing its first call).
+    """
+    answered = {step.tool: step.index for step in steps if step.status == "ok"}
+    known: dict[str, str] = {}
+    wasted = []
+    for step in steps:
+        fields = read_fields(step.observation) if step.status == "ok" else {}
+        repeat = all(known.get(k) == v for k, v in fields.items())
+        known.update(fields)
+        if step.wrong and answered.get(step.tool, -1) < step.index:
+            wasted.append(step.tool)
+        elif step.index in redundant and (step.status != "ok" or repeat):
+            wasted.append(step.tool)
+    return wasted

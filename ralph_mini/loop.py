@@ -11,8 +11,7 @@ One task, top to bottom (``run_task``):
 3. **fast loop**: ``quick_review`` the run; if it produced no complete answer (judged on the task's own
    answer fields) and wrote nothing, reflect on it and retry with the refined plan, at most
    ``max_reflection_rounds`` times, all runs sharing one pitfall budget. Nothing is written to memory;
-4. **feedback**: the grader's verdict (as a user would confirm or complain) credits or down-votes the
-   injected rules whose trigger fired;
+4. **feedback**: the grader's verdict and the run's waste vote on the injected rules whose trigger held;
 5. **slow loop**: when the grader rejected the answer, the answer rested on no look-up, or the run
    wasted calls and its task type recurs or the same error repeats, reflect on the log (with the
    grader's verdict line) and offer each rule to memory under the task's type. A rule naming a tool or
@@ -35,13 +34,13 @@ from datetime import datetime
 from ralph_mini import history_json, planner
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
-from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags
+from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags, wasted_calls
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.planner import WRITING, applicable, estimate_calls_saved, task_type_of
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
-from ralph_mini.reflect import Reflection, Review, reflect
+from ralph_mini.reflect import Reflection, Review, redundant_steps, reflect
 from ralph_mini.rules import parse_rule
 from ralph_mini.store import Store
 from ralph_mini.suite import Grade, Task, grade
@@ -133,8 +132,9 @@ def run_task(
     memory.record_hits(injected)
     verdict = grade(task, result.trace.answer)
     result.correct = verdict.correct
-    revealed = run_tags(result.trace.steps)
-    result.memory_notes += memory.record_outcome(injected, revealed, result.correct)
+    revealed = run_tags(result.trace.steps, task.now)
+    wasted = wasted_calls(result.trace.steps, redundant_steps(result.trace, WRITING))
+    result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
     if config.reflect and wants_slow_loop(result, history):
         slow_loop(result, reflector or model, tools, memory, config, run_id, verdict)
     return result

@@ -9,14 +9,20 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
 - **write threshold** (the slow loop): a rule is only a *candidate* until it has been proposed in
   ``confirm_threshold`` separate tasks, or until one run shows it alone saves ``calls_saved_threshold``
   calls; only *active* rules are retrieved;
-- **merge**: the same rule proposed twice is one experience with its counts added;
-- **down-votes**: a run that used a rule (its trigger fired) and got the answer wrong counts against
-  it; with ``max_failures`` failures, more than its successes, it is *removed*;
+- **merge**: the same lesson in another wording, action order or as a near duplicate strengthens the
+  one experience instead of adding a row (``rule_forms.py``);
+- **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held (age
+  included); down for calls wasted on a tool the rule sent it to, or for a wrong answer it could have
+  caused (it said answer, or skip a tool the run then did not call). Votes decay
+  by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and
+  more recent down- than up-votes a rule is *removed*;
+- **contradiction**: a rule that becomes active with an active one's task type and trigger and an
+  opposite action marks that one *invalid* from then (``valid_from`` / ``invalid_from``, as Zep does);
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 
-Nothing is deleted: removed and expired experiences stay with their status and reason. Time is an
-injected clock (``clock.py``); expiry is flagged by an explicit ``sweep()``, never as a side effect of
+Nothing is deleted: removed, invalid and expired experiences stay with their status and reason. Time
+is an injected clock (``clock.py``); expiry is flagged by an explicit ``sweep()``, never as a side effect of
 a read. Memory knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``).
 
 Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.py``) and deciding
@@ -30,7 +36,9 @@ from datetime import datetime, timedelta
 
 from ralph_mini.clock import Clock
 from ralph_mini.lesson_guards import instance_details
+from ralph_mini.rule_forms import canonical, contradiction, normalize_wording, same_lesson
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.votes import decayed, judge, trigger_tag
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,9 @@ class MemoryConfig:
     stale_after_days: float = 14.0  # the seed: not hit for two weeks -> down-weighted
     stale_factor: float = 0.5  # ... by this factor
     expire_after_days: float = 30.0  # not retrieved any more (kept, flagged "expired")
-    max_failures: int = 2  # wrong answers with the rule in play before it is removed
+    max_failures: int = 2  # failures with the rule in play before it can be removed ...
+    vote_half_life: float = 5.0  # ... once its recent down-votes outweigh its up-votes; a vote halves
+    # after this many later votes on the same rule
 
 
 @dataclass
@@ -61,19 +71,29 @@ class Experience:
     last_hit_at: str
     confirmations: int = 1  # separate tasks that proposed it
     hits: int = 0  # times injected into a prompt
-    validations: int = 0  # runs with its trigger fired that ended correct
-    failures: int = 0  # ... that ended wrong
+    validations: int = 0  # runs with its whole trigger held that ended correct without its waste
+    failures: int = 0  # ... that ended wrong, or wasted calls on a tool it sent the agent to
     calls_saved: int = 0  # best single-run saving seen
-    status: str = "candidate"  # candidate | active | expired | removed
+    status: str = "candidate"  # candidate | active | expired | removed | invalid
     status_reason: str = ""
     source_tasks: list[str] = field(default_factory=list)
     source_runs: list[str] = field(default_factory=list)
+    valid_from: str | None = None  # when it last became active
+    invalid_from: str | None = None  # when it was removed or contradicted (None: still holds)
+    votes_up: float | None = None  # validations, decayed by later votes (None in an older file:
+    votes_down: float | None = None  # ... start from the plain counts)
+
+    def __post_init__(self) -> None:
+        if self.votes_up is None:
+            self.votes_up = float(self.validations)
+        if self.votes_down is None:
+            self.votes_down = float(self.failures)
 
     @property
     def confidence(self) -> float:
         """How general the rule has proved: n / (n + 1) for n = confirming tasks + validated runs, times
-        its track record (validations + 1) / (validations + failures + 1). 1 confirmation -> 0.5."""
-        record = (self.validations + 1) / (self.validations + self.failures + 1)
+        its recent track record (up + 1) / (up + down + 1) in decayed votes. 1 confirmation -> 0.5."""
+        record = (self.votes_up + 1) / (self.votes_up + self.votes_down + 1)
         evidence = self.confirmations + self.validations
         return generalization_confidence(self.rule, evidence) * record
 
@@ -83,23 +103,6 @@ def generalization_confidence(rule: str, evidence: int) -> float:
     if instance_details(rule):
         return 0.0
     return evidence / (evidence + 1)
-
-
-def trigger_tag(rule: Rule) -> str:
-    trigger = rule.trigger
-    if trigger.kind == "any":
-        return "any"
-    if trigger.kind in ("finds", "nothing"):
-        return f"{trigger.tool}:{'found' if trigger.kind == 'finds' else 'nothing'}"
-    return f"status:{trigger.status}"
-
-
-def trigger_fired(experience: Experience, revealed: Collection[str]) -> bool:
-    """Did the situation the rule is about occur in this run? (credit goes only to rules in play)
-
-    ``revealed`` is what the run showed, as tags (``log.run_tags``): {'any', 'status:pending', ...}.
-    """
-    return experience.trigger == "any" or experience.trigger in revealed
 
 
 class Memory:
@@ -125,12 +128,16 @@ class Memory:
         if details:
             return f"rejected: names {', '.join(details)}; rules must hold for every order", None
         try:
-            rule = parse_rule(rule_text)
-        except RuleSyntaxError as err:
-            return f"rejected: {err}", None
+            rule = canonical(parse_rule(normalize_wording(rule_text)))
+        except RuleSyntaxError:
+            try:  # the error message of the text as written, not of its normalized form
+                parse_rule(rule_text)
+            except RuleSyntaxError as err:
+                return f"rejected: {err}", None
+            raise
         now = self.clock().isoformat(timespec="minutes")
         key = hashlib.sha256(str(rule).encode()).hexdigest()[:12]
-        experience = self.experiences.get(key)
+        experience = self.experiences.get(key) or self.equivalent(rule)
         if experience is None:
             experience = Experience(
                 id=key,
@@ -152,19 +159,40 @@ class Memory:
         experience.calls_saved = max(experience.calls_saved, calls_saved)
         return self._promote(experience, now), experience
 
+    def equivalent(self, rule: Rule) -> Experience | None:
+        """The experience holding the same lesson as ``rule`` in other words: the same canonical rule
+        (a file written before canonical forms) or a near duplicate (``rule_forms.near_duplicate``)."""
+        tag = trigger_tag(rule)  # cheap first: most rows differ here
+        same = (e for e in self.experiences.values() if e.trigger == tag and same_lesson(e.rule, rule))
+        return next(same, None)
+
     def _promote(self, experience: Experience, now: str) -> str:
         if experience.status == "removed":
             return "kept out: removed earlier (" + experience.status_reason + ")"
         confirmed = experience.confirmations >= self.config.confirm_threshold
         saves = experience.calls_saved >= self.config.calls_saved_threshold
-        if experience.status in ("candidate", "expired") and (confirmed or saves):
+        if experience.status in ("candidate", "expired", "invalid") and (confirmed or saves):
             experience.status, experience.last_hit_at = "active", now
+            experience.valid_from, experience.invalid_from = now, None
             why = f"confirmed in {experience.confirmations} tasks" if confirmed else "saves calls alone"
             experience.status_reason = why
-            return f"written: {why}"
+            return "; ".join([f"written: {why}", *self._invalidate_contradicted(experience, now)])
         if experience.status == "active":
             return f"merged: {experience.confirmations} confirming tasks"
+        if experience.status == "invalid":
+            return f"kept invalid: {experience.status_reason}"
         return f"candidate: {experience.confirmations}/{self.config.confirm_threshold} confirmations"
+
+    def _invalidate_contradicted(self, new: Experience, now: str) -> list[str]:
+        """Mark every active rule of its task type the newly active ``new`` contradicts invalid from
+        ``now``, with why. Its confirmations restart at 0: only new tasks confirming it bring it back."""
+        rule, notes = parse_rule(new.rule), []
+        for old in [e for e in self.active() if e is not new and e.task_type == new.task_type]:
+            if why := contradiction(rule, parse_rule(old.rule)):
+                old.status, old.invalid_from, old.confirmations, old.calls_saved = "invalid", now, 0, 0
+                old.status_reason = f"contradicted by '{new.rule}' ({why})"
+                notes.append(f"invalidated: {old.rule}")
+        return notes
 
     def weight(self, experience: Experience, now: datetime | None = None) -> float:
         """Decayed weight; 0 for anything not active or past expiry."""
@@ -209,27 +237,40 @@ class Memory:
             experience.last_hit_at = now
 
     def record_outcome(
-        self, used: Iterable[Experience], revealed: Collection[str], correct: bool
+        self,
+        used: Iterable[Experience],
+        revealed: Collection[str],
+        correct: bool,
+        wasted: Collection[str] = (),
+        offered: Collection[str] | None = None,
     ) -> list[str]:
-        """Credit or blame the injected rules whose trigger fired; remove past ``max_failures``.
-        ``correct`` is the grader's verdict on the run, ``revealed`` the tags the run showed."""
-        notes = []
-        for experience in used:
-            if not trigger_fired(experience, revealed):
+        """Vote on the injected rules whose whole trigger held; remove those the recent votes condemn.
+
+        ``correct`` is the grader's verdict on the run, ``revealed`` the tags the run showed
+        (``log.run_tags``), ``wasted`` the tool of each wrong or redundant call (``log.wasted_calls``),
+        ``offered`` the names of the tools the run had (None: not known).
+        Down for wasted calls to a tool it sent the agent to, or one not offered, or for a wrong answer it
+        could have caused (it said answer, or skip a tool the run did not call): ``votes.judge``."""
+        notes, now = [], self.clock().isoformat(timespec="minutes")
+        for e in used:
+            vote = judge(e.rule, e.trigger, revealed, wasted, correct, offered)
+            if vote is None:
                 continue
-            if correct:
-                experience.validations += 1
+            up, why = vote
+            e.votes_up, e.votes_down = decayed(e.votes_up, e.votes_down, up, self.config.vote_half_life)
+            if up:
+                e.validations += 1
                 continue
-            experience.failures += 1
-            notes.append(f"down-voted: {experience.rule} ({experience.failures} failures)")
-            losing = (
-                experience.failures >= self.config.max_failures
-                and experience.failures > experience.validations
-            )
-            if losing and experience.status == "active":
-                experience.status = "removed"
-                experience.status_reason = f"{experience.failures} wrong answers with it in play"
-                notes.append(f"removed: {experience.rule}")
+            e.failures += 1
+            notes.append(f"down-voted: {e.rule} ({e.failures} failures{'; ' + why if why else ''})")
+            losing = e.failures >= self.config.max_failures and e.votes_down > e.votes_up
+            if losing and e.status == "active":
+                e.status, e.invalid_from = "removed", now
+                e.status_reason = (
+                    f"{e.failures} failures with it in play; recent votes "
+                    f"{e.votes_down:.1f} down against {e.votes_up:.1f} up"
+                )
+                notes.append(f"removed: {e.rule}")
         return notes
 
     def active(self) -> list[Experience]:

@@ -112,10 +112,11 @@ def experiences_from(data: object) -> list[Experience]:
 
 
 def journal(memory: Memory, title: str = "Work journal") -> str:
-    """All experiences as readable markdown, grouped by status, strongest first."""
+    """All experiences as readable markdown, grouped by status, strongest first. Removed and invalid
+    lessons stay, with why and since when: memory never deletes silently."""
     now = memory.clock()
     lines = [f"# {title} ({now:%Y-%m-%d})", ""]
-    for status in ("active", "candidate", "expired", "removed"):
+    for status in ("active", "candidate", "expired", "removed", "invalid"):
         group = [e for e in memory.experiences.values() if e.status == status]
         if not group:
             continue
@@ -125,7 +126,9 @@ def journal(memory: Memory, title: str = "Work journal") -> str:
             lines.append(
                 f"- **{e.rule}** — weight {memory.weight(e, now):.2f}, confidence {e.confidence:.2f}, "
                 f"{e.confirmations} tasks, {e.hits} hits, {e.validations} ok / {e.failures} wrong, "
-                f"last hit {age:.0f} days ago" + (f"; {e.status_reason}" if e.status_reason else "")
+                f"last hit {age:.0f} days ago"
+                + (f"; {e.status_reason}" if e.status_reason else "")
+                + (f"; invalid from {e.invalid_from}" if e.invalid_from else "")
             )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -14,7 +14,7 @@ after the last committed task, and ``completed_tasks`` says where to continue.
   the fix, keeps a copy at ``<name>.unreadable`` and leaves the file as it was.
 - **Readable**: ``export`` writes markdown, JSON and JSONL; ``import_memory_file`` reads a MemoryFile.
 
-Left out on purpose: deleting lessons (``memory.py`` never deletes), migrations, any ORM.
+Left out on purpose: deleting lessons (``memory.py`` never deletes), migrations but new columns, any ORM.
 """
 
 import json
@@ -36,9 +36,8 @@ from ralph_mini.memory_file import MemoryFile, journal
 FORMAT, VERSION = "ralph_mini.store", 1
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);  -- format, version
--- One row per lesson: the Experience fields, lists as JSON text. `number` keeps the order lessons were
--- first stored in (the order Memory lists them). valid_from / invalid_from: when the lesson holds, NULL
--- until a later issue fills them, and a write never changes them.
+-- One row per lesson: the Experience fields (later ones: add_columns), lists as JSON text. `number` keeps
+-- the order lessons were first stored in (the order Memory lists them).
 CREATE TABLE IF NOT EXISTS lessons (
     number INTEGER PRIMARY KEY, id TEXT UNIQUE, rule TEXT, task_type TEXT, "trigger" TEXT, tools TEXT,
     result TEXT, failure_reason TEXT, created_at TEXT, last_hit_at TEXT, confirmations INTEGER,
@@ -74,10 +73,11 @@ def columns(names: Iterable[str], form: str = '"{}"') -> str:
 
 
 P = ":{}"  # columns(names, P): named parameters
-UPSERT_LESSON = (  # valid_from / invalid_from are not in the SET list: a write keeps them
+UPSERT_LESSON = (
     f"INSERT INTO lessons ({columns(LESSON_FIELDS)}) VALUES ({columns(LESSON_FIELDS, P)}) "
     f"ON CONFLICT(id) DO UPDATE SET ({columns(LESSON_FIELDS)}) = ({columns(LESSON_FIELDS, P)})"
 )
+INSERT_META = "INSERT OR IGNORE INTO meta VALUES ('format', ?), ('version', ?)"
 INSERT_HISTORY = f"INSERT INTO lesson_history VALUES (:id, :task, {columns(VOTES, P)})"
 INSERT_RUN = f"INSERT INTO runs (task, {columns(RUN_FIELDS)}) VALUES (:task, {columns(RUN_FIELDS, P)})"
 INSERT_STEP = f"INSERT INTO steps (run, {columns(STEP_FIELDS)}) VALUES (:run, {columns(STEP_FIELDS, P)})"
@@ -136,29 +136,24 @@ class Store:
             with transaction(db):  # two processes creating one file: the second finds the tables made
                 for statement in SCHEMA.split(";"):  # not executescript: it would COMMIT our transaction
                     db.execute(statement)
-                db.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('format', ?), ('version', ?)", (FORMAT, VERSION)
-                )
+                db.execute(INSERT_META, (FORMAT, VERSION))
+        add_columns(db)
         return db
 
     def _refuse(self, reason: str) -> None:
         backup = self.path.with_name(self.path.name + ".unreadable")
         shutil.copy2(self.path, backup)
-        raise StoreError(
-            f"state file {self.path} is unreadable ({reason}); a copy is kept at {backup}. "
-            f"Fix the file, or move it away to start a new store."
-        )
+        raise StoreError(f"state file {self.path} is unreadable ({reason}); a copy is kept at {backup}. "
+                         "Fix the file, or move it away to start a new store.")  # fmt: skip
 
     def close(self) -> None:
         self.db.close()
 
     def _lessons(self) -> list[Experience]:
-        """All lessons in stored order. The lists of all are decoded in one json.loads (three calls a
-        lesson took 0.12 s at 10k lessons); the decoded lists then replace the JSON text."""
+        """All lessons in stored order; their lists decoded in one json.loads (3 a lesson: 0.12 s at 10k)."""
         lists = "'[' || tools || ',' || source_tasks || ',' || source_runs || ']'"
-        rows = self.db.execute(
-            f"SELECT {columns(LESSON_FIELDS)}, {lists} FROM lessons ORDER BY number"
-        ).fetchall()
+        rows = self.db.execute(f"SELECT {columns(LESSON_FIELDS)}, {lists} FROM lessons ORDER BY number")
+        rows = rows.fetchall()
         decoded = json.loads("[" + ",".join(row[-1] for row in rows) + "]")
         names = LESSON_FIELDS + LIST_FIELDS
         return [
@@ -182,8 +177,7 @@ class Store:
         steps: dict[int, list[LogRecord]] = {}
         for run, *values in self.db.execute(f"SELECT run, {columns(STEP_FIELDS)} FROM steps ORDER BY number"):
             steps.setdefault(run, []).append(LogRecord(*values))
-        result = []
-        rows = self.db.execute(f"SELECT number, {columns(RUN_FIELDS)} FROM runs ORDER BY number")
+        result, rows = [], self.db.execute(f"SELECT number, {columns(RUN_FIELDS)} FROM runs ORDER BY number")
         for number, *values in rows:
             data = dict(zip(RUN_FIELDS, values, strict=True))
             data |= {"answer": None if data["answer"] is None else json.loads(data["answer"])}
@@ -236,8 +230,7 @@ class Store:
         return value
 
     def import_memory_file(self, path: str | Path) -> int:
-        """Add the lessons of a ``MemoryFile`` (one with the same id is replaced); returns how many were
-        new or changed. An unreadable file raises ``MemoryFileError`` as ``MemoryFile.load`` does."""
+        """Add a ``MemoryFile``'s lessons (same id: replaced); returns how many were new or changed."""
         return self.save_lessons(MemoryFile(path).load(clock=lambda: None).experiences.values())
 
     def export(self, directory: str | Path, clock: Clock, config: MemoryConfig | None = None) -> list[Path]:
@@ -269,6 +262,14 @@ class Store:
         self.db.executemany(INSERT_HISTORY, [row | {"task": task} for row in rows])
 
 
+def add_columns(db: sqlite3.Connection) -> None:
+    """Lesson fields newer than the file (votes_up, votes_down) become columns, NULL in old rows (counts)."""
+    with transaction(db):
+        have = {row[1] for row in db.execute("PRAGMA table_info(lessons)")}
+        for name in [n for n in LESSON_FIELDS if n not in have]:
+            db.execute(f'ALTER TABLE lessons ADD COLUMN "{name}"')
+
+
 def use_wal(db: sqlite3.Connection, timeout: float) -> None:
     """Switch to WAL. This pragma fails at once, without waiting on the busy timeout, while another
     process has the file open: two processes creating one store retry here."""
@@ -284,8 +285,7 @@ def use_wal(db: sqlite3.Connection, timeout: float) -> None:
 
 @contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE (take the write lock now, waiting up to the busy timeout), COMMIT on success,
-    ROLLBACK on any error: nothing of a failed write is kept."""
+    """BEGIN IMMEDIATE (the write lock, waiting up to the busy timeout); COMMIT, or ROLLBACK on any error."""
     db.execute("BEGIN IMMEDIATE")
     try:
         yield

@@ -101,7 +101,8 @@ def test_down_votes_only_when_trigger_fired_and_removal_past_limit(clock):
     assert experience.confidence == pytest.approx(2 / 3 * 1 / 2)
     notes = memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
     assert notes == [f"down-voted: {SKIP_DB} (2 failures)", f"removed: {SKIP_DB}"]
-    assert experience.status == "removed" and experience.status_reason == "2 wrong answers with it in play"
+    assert experience.status == "removed" and experience.invalid_from == "2025-03-10T12:00"
+    assert experience.status_reason == "2 failures with it in play; recent votes 1.9 down against 0.0 up"
     assert memory.propose(SKIP_DB, task_id="T9", run_id="R9")[0].startswith("kept out: removed earlier")
 
 
@@ -113,7 +114,10 @@ def test_a_good_track_record_protects_from_one_failure(clock):
     memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
     memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
     assert experience.status == "active"  # 2 failures, 3 validations
-    assert experience.confidence == pytest.approx(5 / 6 * 4 / 6)
+    k = 0.5**0.2  # each vote keeps this share of the earlier ones (vote_half_life 5)
+    up, down = (1 + k + k**2) * k**2, k + 1
+    assert (experience.votes_up, experience.votes_down) == (pytest.approx(up), pytest.approx(down))
+    assert experience.confidence == pytest.approx(5 / 6 * (up + 1) / (up + down + 1))
 
 
 def test_decay_closed_form():

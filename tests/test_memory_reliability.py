@@ -320,7 +320,7 @@ def good_file_text() -> str:
 GOOD = good_file_text()
 LINES = GOOD.splitlines()
 BAD_FILES = {
-    "truncated JSON": (GOOD[: len(GOOD) * 2 // 3].encode(), "Expecting"),
+    "truncated JSON": (GOOD[: len(GOOD) * 2 // 3].encode(), "Expecting|Unterminated"),
     "a line of garbage": (
         "\n".join([*LINES[:5], "<<<<<<< HEAD", *LINES[5:]]).encode(),
         "Expecting",

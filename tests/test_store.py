@@ -110,14 +110,14 @@ def test_only_changed_lessons_are_written_and_history_records_their_votes(tmp_pa
     assert store.commit_task(memory.experiences.values(), task_id="T2") == 2  # nothing changed
     second = list(memory.experiences.values())[1]
     memory.record_outcome([second], [], correct=False)  # trigger 'any' fired: one failure
-    store.db.execute("UPDATE lessons SET valid_from = '2025-03-01' WHERE id = ?", (second.id,))
+    second.valid_from = "2025-03-01"  # a field like any other: the upsert writes it
     assert store.commit_task(memory.experiences.values(), task_id="T3") == 3
     history = store.db.execute("SELECT lesson, task, failures, status FROM lesson_history").fetchall()
     assert history == [(e.id, 1, 0, "candidate") for e in list(memory.experiences.values())] + [
         (second.id, 3, 1, "candidate")
     ]
     kept = store.db.execute("SELECT failures, valid_from FROM lessons WHERE id = ?", (second.id,)).fetchone()
-    assert kept == (1, "2025-03-01")  # the upsert changed the votes and left valid_from alone
+    assert kept == (1, "2025-03-01")
 
 
 def test_a_failed_commit_keeps_nothing_and_the_next_one_writes_it(tmp_path):

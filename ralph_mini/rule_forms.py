@@ -1,0 +1,115 @@
+"""When two lessons are one, and when they cannot both hold (notebook 04).
+
+Memory stores each lesson once and never keeps two that say opposite things. Both need a test on rules
+rather than on their text, because a reflector (or a person) writes the same lesson many ways:
+
+- **wording**: ``normalize_wording`` turns a few common free forms into the grammar before parsing:
+  "if T finds the order, answer and skip D" -> "when T finds the order: answer; skip D";
+  "start with T" or "always call T first" -> "when any task: start with T"; "never call T" -> "skip T";
+  "every task" / "all tasks" -> "any task". A line already in the grammar is left as it is;
+- **canonical form**: ``canonical`` keeps each action once, in the grammar's verb order (answer, skip,
+  call, start) and then by tool, so "skip D; answer" and "answer; skip D" are one rule;
+- **near duplicate** (``near_duplicate``), the similarity test: the same trigger kind, tool, status and
+  age direction, age thresholds within ``AGE_TOLERANCE`` (20%) of the larger one, and the same
+  canonical actions. "age under 30 min" and "age under 25 min" are one lesson; 30 and 90 are not;
+- **contradiction** (``contradiction``): the same trigger (age included) and opposite actions: skip T
+  against call T or start with T; answer (stop now) against any call; start with T against start
+  with another tool. Memory invalidates the older rule (``memory.py``), Zep-style.
+
+Left out on purpose: triggers that only overlap ("status is pending" and "... and age over 30 min"): a
+narrower rule is an exception to a wider one, not its negation; and any paraphrase beyond the forms
+above (that is the reflector's job: it must write the grammar).
+"""
+
+import re
+
+from ralph_mini.rules import ACTION_VERBS, Action, Rule, RuleSyntaxError, parse_rule
+
+AGE_TOLERANCE = 0.2  # near duplicates: age thresholds within 20% of the larger one
+
+_TOOL = r"[a-z_][a-z0-9_]*"
+_FREE_FORMS = (  # (pattern, replacement), applied in order to a line that is not in the grammar
+    (re.compile(r"^\s*(?:[-*]|\d+[.)])\s*"), ""),  # a bullet
+    (re.compile(r"^\s*if\s+", re.I), "when "),
+    (re.compile(r"\b(?:every|each) task\b|\ball tasks\b", re.I), "any task"),
+    (re.compile(rf"\b(?:always\s+)?call ({_TOOL}) first\b", re.I), r"start with \1"),
+    (re.compile(r"\balways\s+start with\b", re.I), "start with"),
+    (re.compile(rf"\b(?:never|do not|don't) (?:call|query|use) ({_TOOL})\b", re.I), r"skip \1"),
+)
+_WHEN_RE = re.compile(r"^\s*when\s+(?P<trigger>.+?)\s*[:,]\s*(?P<actions>.+)$", re.I)
+_ACTION_SEPARATORS = re.compile(r"\s*(?:;|,|\band then\b|\bthen\b|\band\b)\s*", re.I)
+
+
+def normalize_wording(text: str) -> str:
+    """A free-form lesson in the grammar's words, or ``text`` unchanged if it parses already.
+
+    >>> normalize_wording("If query_local_cache finds the order, skip query_database and answer.")
+    'when query_local_cache finds the order: skip query_database; answer'
+    >>> normalize_wording("Always call query_local_cache first")
+    'when any task: start with query_local_cache'
+    """
+    try:
+        parse_rule(text)
+        return text
+    except RuleSyntaxError:
+        pass
+    line = text.strip().rstrip(".")
+    for pattern, replacement in _FREE_FORMS:
+        line = pattern.sub(replacement, line)
+    match = _WHEN_RE.match(line)
+    if match is None:  # no trigger: an action for every task ("start with T")
+        trigger, actions = "any task", line
+    else:
+        trigger, actions = match["trigger"], match["actions"]
+    parts = [part for part in _ACTION_SEPARATORS.split(actions) if part]
+    return f"when {trigger}: " + "; ".join(parts)
+
+
+def canonical(rule: Rule) -> Rule:
+    """Each action once, ordered by verb (answer, skip, call, start) then tool: one text per lesson."""
+    actions = sorted(set(rule.actions), key=lambda a: (ACTION_VERBS.index(a.verb), a.tool or ""))
+    return Rule(rule.trigger, tuple(actions))
+
+
+def same_lesson(text: str, rule: Rule) -> bool:
+    """Is the stored rule ``text`` the canonical ``rule``, in its own order or as a near duplicate?"""
+    try:
+        other = canonical(parse_rule(text))
+    except RuleSyntaxError:
+        return False
+    return other == rule or near_duplicate(other, rule)
+
+
+def near_duplicate(a: Rule, b: Rule) -> bool:
+    """The same lesson in other numbers: see the module docstring for the test."""
+    ta, tb = a.trigger, b.trigger
+    if (ta.kind, ta.tool, ta.status, ta.age_op) != (tb.kind, tb.tool, tb.status, tb.age_op):
+        return False
+    if set(a.actions) != set(b.actions):
+        return False
+    if ta.minutes is None or tb.minutes is None:
+        return ta.minutes == tb.minutes
+    return abs(ta.minutes - tb.minutes) <= AGE_TOLERANCE * max(ta.minutes, tb.minutes)
+
+
+def contradiction(new: Rule, old: Rule) -> str:
+    """Why ``new`` and ``old`` cannot both hold ('' if they can): same trigger, opposite actions.
+
+    'when any task: skip T' against 'when any task: call T' -> 'skip T against call T'.
+    """
+    if new.trigger != old.trigger:
+        return ""
+    for mine in new.actions:
+        for theirs in old.actions:
+            if _opposite(mine, theirs) or _opposite(theirs, mine):
+                return f"{mine} against {theirs}"
+    return ""
+
+
+def _opposite(a: Action, b: Action) -> bool:
+    calls = b.verb in ("call", "start")
+    if a.verb == "skip" and calls and a.tool == b.tool:
+        return True
+    if a.verb == "answer" and calls:
+        return True
+    return a.verb == b.verb == "start" and a.tool != b.tool

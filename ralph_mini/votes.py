@@ -1,0 +1,117 @@
+"""Which runs vote on a rule, and how its votes fade (notebook 04).
+
+Two questions decide whether a lesson keeps its place in memory, and both are answered here so they
+can be read in one page:
+
+- **Was the rule in play?** Only if its *whole* trigger held in the run (``trigger_held``): the tool
+  found the order (or nothing), the status was observed, and for an age condition an observed order of
+  that status was under (over) the limit, by its ``created_at`` at the task's current time. The run's
+  tags come from ``log.run_tags``: {'any', 'query_local_cache:found', 'status:pending',
+  'age:pending:12'}. A rule whose trigger did not hold neither earns nor loses anything.
+- **What did it cost, and could the rule have caused it?** A wasted call (wrong or redundant,
+  ``log.wasted_calls``) counts against the rules that sent the agent to that tool (``sent_to``: 'call
+  T', 'start with T'): a rule that only wastes calls is voted out too. So does a run in which such a
+  rule was in play and the world did not offer its tool (the cache is gone): it cannot be followed and
+  takes a lesson's place for nothing. (A tool offered but not called is no vote either way: the model
+  did not follow the rule, often on another task type.) A wrong answer counts against
+  the rules that could have caused it by withholding something (``withheld``): 'answer' (stop now), or
+  'skip T' when the run then made no call to T that answered. A rule that only adds a lookup cannot
+  make an answer wrong, so a wrong answer is no vote on it (it would otherwise pay for every mistake of
+  another task type, or of another lesson, made while it was in play). A correct run without waste on
+  its tools is an up-vote.
+
+Votes decay **by votes** (``decayed``): each new vote on a rule multiplies its earlier ones by
+``0.5 ** (1 / half_life)``, so with a half-life of 5 a vote counts half after five more on that rule.
+This is recency as in Generative Agents (Park et al. 2023: an exponential decay of a memory's score,
+there per game hour, here per vote) applied to ExpeL's up- and down-votes of an insight (Zhao et al.
+2024: an insight is dropped when its votes reach zero). We count votes rather than hours because a
+rule is judged by the tasks it met: a rule met rarely keeps its record, a rule met often is judged on
+its last few tasks. Steady state: n up-votes in a row weigh (1 - k ** n) / (1 - k), at most 7.7 with
+k = 0.5 ** 0.2; 23 weigh 7.41, and five straight failures then outweigh them (3.86 down, 3.70 up).
+
+Left out on purpose: partial credit (a vote is 1), and decay by wall-clock time (weights already decay
+by days since last hit, ``memory.decay_factor``).
+"""
+
+from collections.abc import Collection
+
+from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+
+
+def trigger_tag(rule: Rule) -> str:
+    """The tag a trigger is indexed by (age conditions not included): 'status:pending', 'any', ..."""
+    trigger = rule.trigger
+    if trigger.kind == "any":
+        return "any"
+    if trigger.kind in ("finds", "nothing"):
+        return f"{trigger.tool}:{'found' if trigger.kind == 'finds' else 'nothing'}"
+    return f"status:{trigger.status}"
+
+
+def trigger_held(rule: Rule, revealed: Collection[str]) -> bool:
+    """Did the rule's whole trigger hold in a run that revealed these tags?
+
+    'when status is pending and age under 30 min: ...' with {'status:pending', 'age:pending:12'} -> True;
+    with {'status:pending', 'age:pending:95'} or {'status:pending'} (no age seen) -> False.
+    """
+    trigger, tag = rule.trigger, trigger_tag(rule)
+    if trigger.age_op is None or trigger.minutes is None:
+        return tag == "any" or tag in revealed
+    prefix = f"age:{trigger.status}:"
+    ages = [int(t[len(prefix) :]) for t in revealed if t.startswith(prefix)]
+    if trigger.age_op == "under":
+        return any(age < trigger.minutes for age in ages)
+    return any(age > trigger.minutes for age in ages)
+
+
+def sent_to(rule: Rule) -> set[str]:
+    """The tools a rule makes the agent call ('call T', 'start with T'): it pays for their waste."""
+    return {a.tool for a in rule.actions if a.verb in ("call", "start") and a.tool}
+
+
+def withheld(rule: Rule, revealed: Collection[str]) -> bool:
+    """Could the rule have made a wrong answer wrong? It said 'answer', or 'skip T' and no call to T
+    answered in the run (T found nothing or the order: tags 'T:nothing' / 'T:found')."""
+    called = {t.split(":")[0] for t in revealed if t.endswith((":found", ":nothing"))}
+    return any(a.verb == "answer" or (a.verb == "skip" and a.tool not in called) for a in rule.actions)
+
+
+def judge(
+    rule_text: str,
+    tag: str,
+    revealed: Collection[str],
+    wasted: Collection[str],
+    correct: bool,
+    offered: Collection[str] | None = None,
+):
+    """The vote of one run on one rule: None (not in play, or wrong in a way it could not cause), else
+    (up, why down: '' for a wrong answer, '2 wasted calls to T', 'T not offered'); see the module
+    docstring. ``offered``: the run's tool names (None: not known). A rule that does not parse (a
+    hand-edited file) is judged by its tag and the verdict."""
+    try:
+        rule = parse_rule(rule_text)
+    except RuleSyntaxError:
+        return (correct, "") if tag == "any" or tag in revealed else None
+    if not trigger_held(rule, revealed):
+        return None
+    waste = [tool for tool in wasted if tool in sent_to(rule)]
+    if waste:
+        return False, f"{len(waste)} wasted calls to {', '.join(sorted(set(waste)))}"
+    missing = sent_to(rule) - set(offered) if offered is not None else set()
+    if missing:
+        return False, f"{', '.join(sorted(missing))} not offered"
+    called = {t.split(":")[0] for t in revealed if t.endswith((":found", ":nothing"))} | set(wasted)
+    if sent_to(rule) and not sent_to(rule) & called:
+        return None  # not followed: the run says nothing about it
+    if correct:
+        return True, ""
+    return (False, "") if withheld(rule, revealed) else None
+
+
+def decayed(up: float, down: float, is_up: bool, half_life: float) -> tuple[float, float]:
+    """(up, down) after one more vote: the old ones times 0.5 ** (1 / half_life), plus the new one.
+
+    (0.0, 0.0, True, 5) -> (1.0, 0.0); (1.0, 0.0, False, 5) -> (0.870551, 1.0)
+    """
+    keep = 0.5 ** (1 / half_life)
+    return round(up * keep + is_up, 6), round(down * keep + (not is_up), 6)
