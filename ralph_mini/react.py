@@ -159,10 +159,15 @@ def run_react(
     max_steps: int = 8,
     max_pitfall_depth: int = 3,
     more_lessons: Callable[[Step], Sequence[str]] | None = None,
-    tool_timeout_s: float | None = 10.0,
+    tool_timeout_s: float | None = None,
     budget: LessonBudget = LessonBudget(),
 ) -> Trace:
     """Run one task to a final answer, ``max_steps`` model turns, or too many wrong calls.
+
+    ``tool_timeout_s``: with a number, each tool runs in a worker thread and the loop stops waiting
+    after that many seconds (notebook 07); with None, tools are called directly. The world's tools
+    answer at once, and a thread per call cost more than the rest of a run; set a timeout for tools
+    that do I/O.
 
     ``more_lessons`` (the Ralph Loop's second retrieval) is asked after each tool call what it knows
     about the last observation, until it once answers; its lessons join the conversation as a system
@@ -226,7 +231,7 @@ def new_steps(reply, by_name, task, trace: Trace, max_pitfall_depth: int, tool_t
 
 def execute_call(
     call: ToolCall, tools: dict[str, Tool], task: Assignment, index: int, reply: ModelReply,
-    tool_timeout_s: float | None = 10.0,
+    tool_timeout_s: float | None = None,
 ) -> Step:  # fmt: skip
     """Run one tool call (``hardening.run_call``) and record it as a step. The reply's thought, latency
     and tokens go on its first call's step."""
