@@ -10,14 +10,20 @@
 #    compact step log from notebook 02, it names tools and fields.
 # 2. A fixed output template (effective steps, ineffective steps, reusable rules, behaviours to avoid,
 #    each item at most 30 words) stops it from filling the page with nothing. Replies that break the
-#    template are sent back with the reason, once or twice at most.
+#    template are sent back with the reason, within `max_reflection_rounds` attempts in all.
+#
+# And one thing this kit insists on: **the reflector knows no answers.** It reads the run's log, the
+# grader's verdict line (accepted, or which answer fields were rejected, never their right values) and
+# the tool descriptions in its prompt; nothing else. The offline reflector (`ralph_mini/offline_reflect.py`)
+# has no tool name, status or world fact written in it, so it reflects the same way on a renamed tool
+# set or a new task type.
 #
 # The rules come out in the **micro-prompt grammar** (`ralph_mini/rules.py`): a small controlled English
 # that a real model reads as a plain sentence and the offline model can parse.
 
 # %%
 from ralph_mini import grade, make_suite, model_from_env, run_react
-from ralph_mini.log import format_for_reflection, log_run
+from ralph_mini.loop import reflection_text
 from ralph_mini.measure import by_kind, record, run_suite, summarize
 from ralph_mini.reflect import ask_untemplated, quick_review, reflect, validate_reflection
 
@@ -53,10 +59,13 @@ validate_reflection(advice)
 # %% [markdown]
 # ## With the template, from the log
 #
-# Now the compact log: one line per step, then the result. This is everything the reflector reads:
+# Now the compact log: one line per step, then the result, then the grader's verdict line that the
+# loop appends (`loop.reflection_text`). With the tool descriptions in its prompt, this is everything
+# the reflector reads:
 
 # %%
-log_text = format_for_reflection(*log_run(wasteful, "R002", grade(task, wasteful.answer).correct))
+verdict = grade(task, wasteful.answer)
+log_text = reflection_text(wasteful, "R002", verdict.correct, verdict)
 print(log_text)
 
 # %%
@@ -72,9 +81,20 @@ for title, items in [
 print(f"\nrounds: {reflection.rounds}, reflection tokens: {reflection.tokens}")
 
 # %% [markdown]
-# Every item names a tool or a field. Where does "30 min" come from? The log shows the order was 12
-# minutes old when the provider had nothing; the payment tool's description (which the reflector is
-# shown) says transactions appear about 30 minutes after an order is created.
+# Every item names a tool or a field, and each comes from the log alone. A step is *effective* when it
+# brought a field the final answer used (the cache gave `status` and `amount`); *ineffective* when it
+# failed (the shipping tool: `wrong_tool`), only repeated fields already known (the database), or found
+# nothing. Each waste pattern becomes a rule: a repeat gives "when P finds the order: skip T", useless
+# calls before the first effective tool give "when any task: start with E". Where does "30 min" come
+# from? The log shows the order was 12 minutes old (its `created_at` against the run's time) when the
+# provider had nothing; the payment tool's description in the prompt says transactions appear about 30
+# minutes after an order is created.
+#
+# The grader accepted this answer, so its line adds nothing here. A rejection would: the reflector
+# then looks for a tool whose description speaks of the status it saw and that was never called
+# ("when status is W ...: call T"), and an answer or a write made with no look-up at all teaches
+# "when any task: start with" the read-only tool whose description says it holds every record. It
+# never learns what the right answer was: the verdict line names the rejected fields, not their values.
 #
 # ## A template violation, rejected and asked again
 #
@@ -97,15 +117,24 @@ print(nothing.ok, "|", nothing.reason[:160])
 # %% [markdown]
 # ## The fast loop's quick review
 #
-# A reflection is for *next time*. Within a run, the Ralph Loop uses a cheaper check, the quick review:
-# from run-time signals only (no grader), it counts wrong and redundant calls and says whether retrying
-# with a refined plan is worth it. Here the answer is complete, so no retry: the waste goes to the
-# slow loop instead.
+# A reflection is for *next time*. Within a run, the Ralph Loop uses a cheaper check, the quick review
+# (`reflect.quick_review`): from what the agent can see (no grader), it counts wrong and redundant
+# calls and judges the answer *complete* for the task's type: it has that type's answer fields (here
+# `status`), and a "not_found" rests on a look-up that answered (when every look-up failed, in an
+# outage, nothing was found *or* ruled out). It also notes whether the run wrote (`wrote`) and flags an
+# answer or write made with no look-up at all (`blind`).
 #
-# The quick review asks for a retry (`retry=True`) only when a run has no usable answer: none at all,
-# because the run hit `max_steps` or `max_pitfall_depth`, or one without a status or an amount. Then
-# the *fast loop* reflects on that run at once and runs the task again with the rules. Notebook 06
-# shows it firing, on a run that used up its model turns before answering.
+# The quick review asks for a retry (`retry=True`) only when the answer is not complete (none at all,
+# because the run hit `max_steps` or `max_pitfall_depth`, or one lacking the type's fields) *and* the
+# run wrote nothing: a write is never repeated. Then the *fast loop* reflects on that run at once (its
+# log says "grader: not graded", since the grader has not seen it yet) and runs the task again with
+# the rules, every run of the task sharing one pitfall budget. Notebook 06 shows it firing, on a run
+# that used up its model turns before answering.
+#
+# Here the answer is complete, so no retry. After grading, the *slow loop* decides whether to reflect
+# for memory (`loop.wants_slow_loop`): always when the grader rejected the answer or the answer rested
+# on no look-up; on waste like this run's (1 wrong, 2 redundant calls) when the task type recurs or the
+# same error repeats; never on a clean, accepted run.
 
 # %%
 quick_review(wasteful)

@@ -2,34 +2,43 @@
 # # 04 · Long-term memory, and the guards that keep it clean
 #
 # **What you will build:** a memory of *experiences* (rules the reflector wrote, with their track
-# record) that the agent consults before each task, and the four guards the seed article needed
-# after its memory poisoned its own agent.
+# record) that the agent consults before each task, with the guards the seed article needed after its
+# memory poisoned its own agent, and those that keep a lesson true once the world changes.
 #
 # In notebook 03 one reflection, pasted into the prompt by hand, cut calls per task from 2.82 to 1.64.
 # Now the agent does it alone, task after task:
 #
-# 1. before a task, **retrieve** the strongest experiences and inject them into the prompt;
+# 1. before a task, **retrieve** the strongest experiences of the task's type and inject them into the
+#    prompt, within one budget: at most 3 lessons and 15% of the context (`react.LessonBudget`);
 # 2. run the task (notebook 01's ReAct loop); if an observation reveals a situation memory knows
-#    about (say, a pending order), retrieve once more;
-# 3. the answer's verdict **credits or down-votes** the rules that were in play;
-# 4. if the run wasted calls, **reflect** (notebook 03) and *offer* the rules to memory. Memory decides.
+#    about (say, a pending order), retrieve once more, within the same budget;
+# 3. the grader's verdict and the run's waste **vote** on the injected rules whose *whole* trigger held
+#    in the run (age included);
+# 4. **reflect** (notebook 03) when the grader rejected the answer, when it rested on no look-up, or
+#    when the run wasted calls and its task type recurs or the same error repeats; then *offer* the
+#    rules to memory. Memory decides.
 #
 # The hard part is step 4. The article's lesson: a few rules learned from a special case, retrieved for
-# ordinary tasks, made the agent *worse*. Hence the guards, in `ralph_mini/memory.py` and `ralph_mini/lesson_guards.py`:
+# ordinary tasks, made the agent *worse*. Hence the guards, in `ralph_mini/memory.py`, `votes.py`,
+# `rule_forms.py` and `lesson_guards.py`:
 #
 # | guard | what it does | default |
 # |---|---|---|
 # | generalization filter | rejects a rule that names an order, customer, amount, date or transaction | always on |
 # | write threshold | a rule stays a *candidate* until proposed in N separate tasks (or it saves K calls alone) | N = 2, K = 2 |
-# | down-votes | a wrong answer with the rule in play counts against it; removed past a limit | 2 failures |
-# | decay and expiry | weight halves every week without a hit, halves again after two weeks, gone after 30 days | 7 / 14 / 30 days |
+# | merge (dedup) | a new wording, action order or near duplicate of a stored rule strengthens it instead of adding a row | ages within 20% |
+# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to, or a wrong answer it could have caused | always on |
+# | vote decay | each new vote on a rule weighs its earlier ones by 0.5 ** (1/5): a vote counts half after five more | half-life 5 votes |
+# | removal | at N failures, once the decayed down-votes outweigh the up-votes, the rule is *removed* | N = 2 |
+# | contradiction | a rule that becomes active marks an active rule with the same trigger and the opposite action *invalid* | always on |
+# | decay and expiry | weight halves every week without a hit, halves again once not hit for two weeks, gone after 30 days | 7 / 14 / 30 days |
 
 # %%
 import pandas as pd
 
 from ralph_mini import make_suite, model_from_env
 from ralph_mini.clock import FakeClock
-from ralph_mini.loop import run_loop
+from ralph_mini.loop import LoopConfig, run_loop
 from ralph_mini.measure import record, run_suite, summarize
 from ralph_mini.memory import Memory, MemoryConfig, decay_factor
 from ralph_mini.memory_file import MemoryFile, journal
@@ -38,7 +47,10 @@ from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve,
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
 tools = suite.world.tools()
-MemoryConfig()  # the guards' defaults, as in the table above
+from ralph_mini.rule_forms import AGE_TOLERANCE
+
+# the guards' defaults, as in the table above; the lesson budget; the near-duplicate age tolerance
+MemoryConfig(), LoopConfig().budget, AGE_TOLERANCE
 
 # %% [markdown]
 # ## The agent with a memory
@@ -93,16 +105,22 @@ pd.DataFrame(rows).set_index("agent").T
 print(journal(memory))
 
 # %% [markdown]
+# "Hits" counts the prompts a rule was injected into; "ok" and "wrong" count only the runs in which its
+# *whole* trigger held. The pending rule was injected 14 times but earned only 4 up-votes: every run was
+# correct, so on the other 10 its trigger did not hold (the run saw a pending order, but none under 30
+# minutes old), and a rule is neither credited nor blamed where it did not apply.
+#
 # Each line carries two numbers. **Confidence** is how general the rule has proved, from 0 to 1. Its
 # evidence is every separate task whose reflection proposed it (the journal's "tasks") plus every run
-# with it in play that ended correct ("ok"). With n pieces of evidence it is n / (n + 1): one
-# confirmation gives 0.5 (the candidate above), 48 give 0.98 (the first rule). Why: a rule that held in many separate tasks is more likely
-# to be general than one seen once, yet no count makes it certain. That is multiplied by its track
-# record, (ok + 1) / (ok + wrong + 1), so wrong answers with the rule in play pull it down. A rule that
-# names one order, customer, amount or date gets 0 however often it was seen: it cannot be general.
-# (`Experience.confidence` and `generalization_confidence` in `ralph_mini/memory.py`.) **Weight** is
-# confidence times the decay of the section on time below, and 0 for a rule that is not active: it is
-# what retrieval ranks by. The numbers behind the journal:
+# in which it was validated ("ok"). With n pieces of evidence that gives n / (n + 1): one confirmation
+# gives 0.5 (the candidate above), 48 give 0.98 (the first rule). Why: a rule that held in many
+# separate tasks is more likely to be general than one seen once, yet no count makes it certain. That
+# is multiplied by its *recent* track record in decayed votes (below), (up + 1) / (up + down + 1), so
+# recent failures pull it down more than old ones. A rule that names one order, customer, amount or
+# date gets 0 however often it was seen: it cannot be general. (`Experience.confidence` and
+# `generalization_confidence` in `ralph_mini/memory.py`.) **Weight** is confidence times the decay of
+# the section on time below, and 0 for a rule that is not active: it is what retrieval ranks by. The
+# numbers behind the journal:
 
 # %%
 from ralph_mini.memory import generalization_confidence
@@ -112,7 +130,8 @@ pd.DataFrame(
         "rule": e.rule,
         "n = tasks + ok": e.confirmations + e.validations,
         "n / (n + 1)": generalization_confidence(e.rule, e.confirmations + e.validations),
-        "track record": (e.validations + 1) / (e.validations + e.failures + 1),
+        "votes up / down": f"{e.votes_up:.2f} / {e.votes_down:.2f}",
+        "track record": (e.votes_up + 1) / (e.votes_up + e.votes_down + 1),
         "confidence": e.confidence,
     }
     for e in memory.experiences.values()
@@ -192,8 +211,76 @@ pollution
 # hold (paid but uncached, or refunded), and it even *looks* efficient: 1.32 calls per task, fewer than
 # the 1.7 with the guards. Each of the eight wrong answers down-votes it, but with no limit on failures
 # it is never removed: it stays in memory, active, to the last task. With the write threshold it never
-# leaves the candidates. Forced in, it does harm twice, is down-voted twice and removed. It stays in the
-# file, flagged, so a person can see what happened.
+# leaves the candidates. Forced in, it does harm twice, is down-voted twice and removed: two failures,
+# and its recent down-votes outweigh its up-votes. It stays in the file, flagged, so a person can see
+# what happened.
+#
+# ## Recent evidence outweighs old: vote decay
+#
+# A rule that was right for weeks can turn wrong when the world changes (notebook 09). If every vote
+# counted forever, twenty-odd old successes would shield it from as many new failures. So votes decay
+# *by votes* (`votes.decayed`): each new vote on a rule multiplies its earlier ones by
+# k = 0.5 ** (1 / half-life), with a half-life of 5 votes (`MemoryConfig.vote_half_life`), so a vote
+# counts half after five more votes on that rule, and n up-votes in a row weigh (1 - k ** n) / (1 - k),
+# never more than 1 / (1 - k). This is the recency of Generative Agents (Park et al. 2023: a memory's
+# score decays exponentially, there per game hour, here per vote) applied to the up- and down-votes
+# ExpeL keeps on each insight (Zhao et al. 2024: an insight is dropped when its votes reach zero). We
+# count votes rather than hours because a rule is judged by the tasks it meets: one met rarely keeps its
+# record, one met often is judged on its last few. Twenty-three successes, then failures:
+
+# %%
+from ralph_mini.votes import decayed
+
+half_life = MemoryConfig().vote_half_life
+print(f"k = {0.5 ** (1 / half_life):.3f}; ceiling 1 / (1 - k) = {1 / (1 - 0.5 ** (1 / half_life)):.2f}")
+up = down = 0.0
+for n, vote in enumerate([True] * 23 + [False] * 5, 1):
+    up, down = decayed(up, down, vote, half_life)
+    if n >= 23:
+        print(f"vote {n:2} ({'up' if vote else 'down'}): up {up:.2f}, down {down:.2f}")
+
+# %% [markdown]
+# After 23 successes the up-votes weigh 7.41, not 23; five failures in a row then outweigh them (3.86
+# down against 3.70 up), and a rule with at least `max_failures` failures whose down-votes outweigh its
+# up-votes is removed. Counted without decay, the failures would have to outnumber all 23 successes.
+# That is also why the journal's busiest rules carry 7.65 and 7.71 up-votes, not 33 and 46: only the
+# recent votes count for much.
+#
+# ## One lesson, one row; a contradicted lesson is invalid
+#
+# A reflector writes the same lesson many ways. Memory parses each proposal into the grammar
+# (`rule_forms.normalize_wording`), puts its actions in a canonical order, and merges it into an
+# experience that holds the same lesson (or a near duplicate: the same trigger and actions, age limits
+# within 20%), so a new wording *strengthens* a rule instead of adding a row. And when a rule becomes
+# active with the same trigger as an active one and the opposite action (skip T against call T), the
+# old one is marked `invalid` from that moment, with why: never silently deleted (`valid_from` /
+# `invalid_from`, as Zep keeps facts). Four proposals, six hours apart:
+
+# %%
+demo_clock = FakeClock()
+demo = Memory(demo_clock)
+for task_id, text in [
+    ("t1", "when query_local_cache finds the order: skip query_database"),
+    ("t2", "If query_local_cache finds the order, never call query_database."),
+    ("t3", "when query_local_cache finds the order: call query_database"),
+    ("t4", "when query_local_cache finds the order: call query_database"),
+]:
+    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id)[0])
+    demo_clock.advance(hours=6)
+pd.DataFrame(
+    {
+        "status": e.status,
+        "valid_from": e.valid_from,
+        "invalid_from": e.invalid_from or "-",
+        "why": e.status_reason,
+    }
+    for e in demo.experiences.values()
+).set_index(pd.Index([e.rule for e in demo.experiences.values()], name="rule"))
+
+# %% [markdown]
+# The free-form wording of t2 counted as the second task confirming t1's rule: one row, written. The
+# opposite rule waited as a candidate until a second task proposed it; the moment it was written, the
+# old rule became invalid, kept with the reason.
 #
 # ## Time: decay and expiry
 #
