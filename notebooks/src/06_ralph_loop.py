@@ -280,4 +280,5 @@ pd.DataFrame([windows(bare, "bare ReAct")[1], windows(ralph, "Ralph Loop")[1]]).
 # changes, asked in five English templates, over 12 virtual days: the setting in which a Ralph Loop is
 # easiest to win. Notebook 09 runs the same loop on a shop that moves (five request types, drift,
 # seasons longer than the expiry, a memory with bad lessons, rephrased and Chinese questions) against
-# every ablation and two controls, and shows plainly where today's loop loses to bare ReAct.
+# every ablation and two controls, and shows plainly where today's loop still loses: to bare ReAct in
+# virtual seconds or tokens on some of those scenarios, and to some of its own ablations.
