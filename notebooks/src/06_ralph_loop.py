@@ -13,9 +13,8 @@
 # 2. **act** with the ReAct executor (notebook 01) and its log (notebook 02); when an observation
 #    reveals a situation memory knows about, retrieve **once more**, within the same budget;
 # 3. **fast loop**: a quick review (notebook 03); a run with no complete answer for its task type (say,
-#    aborted after `max_pitfall_depth` wrong calls) that wrote nothing is reflected on and retried with
-#    the refined plan, at most `max_reflection_rounds` times, all runs sharing one pitfall budget, with
-#    **no** memory write;
+#    out of model turns) that wrote nothing is reflected on and retried with the refined plan, at most
+#    `max_reflection_rounds` times, all runs sharing one pitfall budget, with **no** memory write;
 # 4. **feedback**: the answer's verdict and the run's wasted calls vote on the rules that were in play,
 #    only those whose whole trigger held (notebook 04);
 # 5. **slow loop**: if the grader rejected the answer, the answer rested on no look-up, or the run wasted
@@ -142,8 +141,8 @@ print("fast-loop retries in 50 tasks:", sum(r.retries for r in results))
 # That is by design. The quick review (notebook 03) asks for a retry only when a run ends without a
 # *complete* answer, judged on the fields its task type must report (here a status): none at all (the
 # run hit `max_steps` or `max_pitfall_depth`), or one without them. It never retries a run that called a
-# tool that writes (a refund twice is worse than no answer). A wasteful run that still answers is the
-# slow loop's business. With the
+# tool that writes (a refund twice is worse than no answer), and the loop retries only while the task's
+# pitfall budget lasts (below). A wasteful run that still answers is the slow loop's business. With the
 # default eight model turns the offline model always reaches an answer on this suite.
 #
 # Give it a tighter budget, four model turns (`LoopConfig(max_steps=4)`, say a latency limit), and

@@ -107,8 +107,8 @@ print(patient.stop_reason, patient.answer, f"after {patient.wrong_calls} wrong c
 # With the default `max_pitfall_depth=3`, the fourth wrong call ends the run: a model that keeps
 # getting it wrong does not burn tokens until `max_steps`. A model stuck in a loop, sending the same
 # call again after it answered, counts the same way: the repeat is not run, its status is `repeated`,
-# a wrong call. In the Ralph Loop a run stopped this way has no answer, so the fast loop reflects on it
-# and retries, if the task's one pitfall budget has any wrong calls left (notebook 06).
+# a wrong call. In the Ralph Loop a run stopped this way has no answer, but it has also spent the task's
+# one pitfall budget, which every retry shares, so the fast loop does not retry it (notebook 06).
 
 # %%
 strict = run_react(task, Scripted(*ODD_REPLIES.values(), *RECOVERY), tools)
