@@ -749,9 +749,10 @@ faults.append(
 # %% [markdown]
 # ## 11. A killed run, resumed
 #
-# A memory file that survives a kill is not yet a run that survives one. The Ralph Loop decides whether
-# to reflect by looking at the tasks before (does this kind of task recur, does this error repeat?),
-# and the log, the memory and the clock must agree on where the run stopped. Continued by hand, with
+# A memory file that survives a kill is not yet a run that survives one. Besides the grader's verdict,
+# the Ralph Loop decides whether to reflect by looking at the tasks before (does this kind of task
+# recur, does this error repeat?), and it reads there which task types taught each lesson; the log, the
+# memory and the clock must agree on where the run stopped. Continued by hand, with
 # the memory file but an empty history, a run skips reflections and ends somewhere else.
 #
 # `python -m ralph_mini bench --state runs/NAME` keeps one SQLite file per agent (`store.py`). After each
