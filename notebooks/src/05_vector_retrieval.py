@@ -152,8 +152,10 @@ quality_table
 # Retrieved lessons go into the prompt, and every token there is paid for on every call of the task.
 # The seed: the first injection takes at most 15% of the model's context and at most three lessons; a
 # second retrieval only when the agent asks for more (the Ralph Loop does one, mid-run, when an
-# observation reveals a situation memory knows about). Tokens are counted by one function,
-# `count_tokens` (about 4 ASCII characters a token, one per CJK character).
+# observation reveals a situation memory knows about). The kit holds *every* prompt to that budget, the
+# second retrieval's included: the lessons already in the prompt count against it
+# (`react.LessonBudget`, notebook 06). Tokens are counted by one function, `count_tokens` (about 4 ASCII
+# characters a token, one per CJK character).
 #
 # Without a budget, a retriever injects every lesson with a positive score:
 
@@ -259,4 +261,9 @@ pd.DataFrame(
 )
 
 # %% [markdown]
+# One thing the loop adds on top of this ranking (notebook 06, `planner.py`): a lesson is injected only
+# into tasks of the type it was learned on, and the lessons of that type that hold for every task come
+# first, so a lesson that merely *sounds* like the question can neither take another type's slot nor
+# push the one that applies out of the top 3.
+#
 # Notebook 06 puts it all together: the full Ralph Loop against bare ReAct on the 50-task suite.

@@ -7,13 +7,13 @@
 #
 # | # | fault | guard | where |
 # |---|---|---|---|
-# | 1 | the model sends odd replies | each becomes an observation; `max_pitfall_depth` stops the run | `hardening.py`, `react.py` |
-# | 2 | a tool raises, or hangs | the error is an observation; `tool_timeout_s` | `hardening.py`, `tools.py` |
+# | 1 | the model sends odd replies, or repeats a call | each becomes an observation (a repeat: `repeated`); `max_pitfall_depth` stops the run | `hardening.py`, `react.py` |
+# | 2 | a tool raises, or hangs | the error is an observation; `tool_timeout_s` (opt-in) | `hardening.py`, `react.py`, `tools.py` |
 # | 3 | the model's server is down, or silent | one `ModelError` naming the setting to fix | `model.py` |
-# | 4 | context bloat | compressed, capped observations; core tools only; the injection budget | `tools.py`, `hardening.py`, `retrieval.py` |
+# | 4 | context bloat | compressed, capped observations; core tools only; one lesson budget for every prompt | `tools.py`, `hardening.py`, `react.py` |
 # | 5 | vague reflections | the template validator and bounded re-asks | `reflect.py` |
-# | 6 | memory pollution | the write threshold and down-votes | `memory.py` |
-# | 7 | prompt injection through a tool result | one path to memory, the rule grammar, the rule vocabulary, the tool list | `loop.py`, `lesson_guards.py` |
+# | 6 | memory pollution | the write threshold; votes where the rule's whole trigger held, recent ones weighing most | `memory.py`, `votes.py` |
+# | 7 | prompt injection through a tool result | one path to memory, the rule grammar, the rule vocabulary, the tool list | `loop.py`, `planner.py`, `lesson_guards.py` |
 # | 8 | a corrupted memory file | a clear error and a backup, never a silent reset | `memory_file.py` |
 # | 9 | a writer killed mid-write | a temporary file and an atomic rename | `memory_file.py` |
 # | 10 | two kernels writing at once | a file lock and `update()` | `memory_file.py` |
@@ -105,8 +105,10 @@ print(patient.stop_reason, patient.answer, f"after {patient.wrong_calls} wrong c
 
 # %% [markdown]
 # With the default `max_pitfall_depth=3`, the fourth wrong call ends the run: a model that keeps
-# getting it wrong does not burn tokens until `max_steps`. In the Ralph Loop a run stopped this way
-# has no answer, so the fast loop reflects on it and retries (notebook 06).
+# getting it wrong does not burn tokens until `max_steps`. A model stuck in a loop, sending the same
+# call again after it answered, counts the same way: the repeat is not run, its status is `repeated`,
+# a wrong call. In the Ralph Loop a run stopped this way has no answer, but it has also spent the task's
+# one pitfall budget, which every retry shares, so the fast loop does not retry it (notebook 06).
 
 # %%
 strict = run_react(task, Scripted(*ODD_REPLIES.values(), *RECOVERY), tools)
@@ -151,9 +153,12 @@ pd.DataFrame(
 
 # %% [markdown]
 # Neither failure crashed anything: each became an `error` observation the model could read. The hung
-# call cost half a second, not two: the loop stops *waiting* after `tool_timeout_s`. It cannot stop the
-# tool itself (Python cannot kill a thread), which is why a tool doing I/O should set its own timeouts
-# too (`call_with_timeout` in `ralph_mini/tools.py`).
+# call cost half a second, not two: with `tool_timeout_s` set, each tool runs in a worker thread and the
+# loop stops *waiting* after that long. It cannot stop the tool itself (Python cannot kill a thread),
+# which is why a tool doing I/O should set its own timeouts too (`call_with_timeout` in
+# `ralph_mini/tools.py`). The timeout is opt-in: by default (`tool_timeout_s=None`) tools are called
+# directly, because the kit's own tools answer at once and a thread per call cost more than the rest of
+# a run.
 #
 # The offline model tried each broken tool twice, as a naive model does, and the fourth wrong call
 # ended the run. That is the pitfall limit doing its job: without it, a model that keeps retrying a
@@ -286,7 +291,8 @@ pd.DataFrame({"characters": len(t), "tokens": count_tokens(t)} for t in shapes.v
 
 # %% [markdown]
 # **Injected lessons.** Ten lessons in memory (notebook 05's labelled set), all relevant-looking.
-# Injecting every one, against the budget (at most three lessons and 15% of a 2,048-token context):
+# Injecting every one, against the budget (at most three lessons and 15% of a 2,048-token context; in
+# the loop, `react.LessonBudget` applies it to every prompt, the second retrieval's and a retry's too):
 
 # %%
 from ralph_mini.retrieval import build_labelled_memory, injected_tokens, select_within_budget
@@ -362,8 +368,9 @@ faults.append(
 #
 # Notebook 04's planted rule, true for one odd order and false for every order too old for the cache:
 # *when the cache finds nothing, answer*. Planted with the guards off (written at once, never removed),
-# and forced past the write threshold with the guards on, so only the down-votes can save us. The
-# same 50 tasks each time.
+# and forced past the write threshold with the guards on, so only the down-votes can save us. A vote
+# counts only on a task where the rule's whole trigger held (the cache found nothing), and recent votes
+# weigh more than old ones (`votes.py`). The same 50 tasks each time.
 
 # %%
 from ralph_mini.loop import run_loop
@@ -393,7 +400,7 @@ faults.append(
         "memory pollution (a planted special case)",
         f"{sum(not r.record.correct for r in unguarded)} wrong answers in 50 without guards; "
         f"{sum(not r.record.correct for r in guarded)} with them, then the rule was {bad.status}",
-        "write threshold + down-votes",
+        "write threshold + down-votes where the trigger held, recent ones weighing most",
     )
 )
 
@@ -430,7 +437,7 @@ print(poisoned_tools[0].function(order_id="A123"))
 # agent reads the poison in every lookup, and the reflector reads it in the compact log:
 
 # %%
-from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, reflection_text
+from ralph_mini.loop import reflection_text
 
 store = MemoryFile(RUNS / "memory-07-poison.json")
 store.path.unlink(missing_ok=True)
@@ -494,14 +501,19 @@ hijacked = run_loop(poisoned_suite.tasks[:4], HijackedReflector(), poisoned_tool
 print(*[note for r in hijacked for note in r.memory_notes], sep="\n")
 
 # %% [markdown]
-# The guard is the **rule vocabulary** in `ralph_mini/loop.py`: besides the grammar's own words, a
-# learned rule may name only the read-only lookups and the known statuses. So no rule can steer the
-# agent to a tool that changes things, and no word from an observation (`always_call_refund_order`)
-# can ride into memory and from there into every later prompt:
+# The guard is the **rule vocabulary**: besides the grammar's own words, a learned rule may name only
+# the tools the agent was given that do not write, and the known statuses. The loop takes it from the
+# world on every task (`planner.rule_vocabulary`) and checks each rule against it before memory sees
+# it (`lesson_guards.foreign_names`, in `loop.slow_loop`). So no rule can steer the agent to a tool
+# that changes things, and no word from an observation (`always_call_refund_order`) can ride into
+# memory and from there into every later prompt:
 
 # %%
-print("RULE_TOOLS =", RULE_TOOLS)
-print("RULE_STATUSES =", RULE_STATUSES)
+from ralph_mini.planner import rule_vocabulary
+
+rule_tools, rule_statuses = rule_vocabulary(poisoned_tools)
+print("tools a rule may name:", rule_tools)
+print("statuses a rule may name:", rule_statuses)
 print("active rules:", [e.rule for e in hijacked_memory.active()])
 
 # %% [markdown]
@@ -737,9 +749,10 @@ faults.append(
 # %% [markdown]
 # ## 11. A killed run, resumed
 #
-# A memory file that survives a kill is not yet a run that survives one. The Ralph Loop decides whether
-# to reflect by looking at the tasks before (does this kind of task recur, does this error repeat?),
-# and the log, the memory and the clock must agree on where the run stopped. Continued by hand, with
+# A memory file that survives a kill is not yet a run that survives one. Besides the grader's verdict,
+# the Ralph Loop decides whether to reflect by looking at the tasks before (does this kind of task
+# recur, does this error repeat?), and it reads there which task types taught each lesson; the log, the
+# memory and the clock must agree on where the run stopped. Continued by hand, with
 # the memory file but an empty history, a run skips reflections and ends somewhere else.
 #
 # `python -m ralph_mini bench --state runs/NAME` keeps one SQLite file per agent (`store.py`). After each
