@@ -167,16 +167,18 @@ def runs_table(traces):
 runs_table(gemma_react)
 
 # %% [markdown]
-# Three right out of ten, and three kinds of mistakes. None of them is a malformed tool call: the schema
-# rules those out.
+# Three right out of ten (T002, T008, T009), and four kinds of mistakes. None of them is a malformed
+# tool call: the schema rules those out.
 #
 # - **It answers without looking** (T003, T004, T005). T003 and T004 get the worked example's amount,
 #   `12.5`; T005 gets a made-up `10.0`, the example's `created_at` as `paid_at`, and the system prompt's
 #   placeholder `"..."` as `txn_id`.
-# - **It stops one look short** (T001, T006, T010). One call brings `status` and `amount`, and it
-#   answers, leaving out the `paid_at` that the same observation showed.
+# - **It stops one look short** (T001, T006). One call brings `status` and `amount`, and it answers,
+#   leaving out the `paid_at` that the same observation showed.
 # - **It trusts a stale `pending`** (T007). The order was created hours ago, and the payment provider
 #   has since captured it, but the model never asks the provider.
+# - **It misreads what it looked up** (T010). It asks the payment provider first, which reports
+#   `payment_status=captured`, and answers `payment_failed`, with the worked example's amount, `12.5`.
 #
 # Here are its first eight raw replies, as the server sent them, each after the question or the
 # observation it answers:
@@ -217,6 +219,7 @@ pd.DataFrame(
             "task": r.task.task_id,
             "quick review": r.review.reason,
             "retries": r.retries,
+            "lessons in prompt": len(r.injected),
             "reflections": len(r.reflections),
             "verdict": grade(r.task, r.trace.answer).explain(),
         }
@@ -225,12 +228,14 @@ pd.DataFrame(
 ).set_index("task")
 
 # %% [markdown]
-# The loop never reflects. It learns from **waste**: wrong calls, calls whose result the answer did
-# not use, and runs with no usable answer. Gemma wastes nothing. It makes at most one call, and every
-# answer has a status and an amount. So the quick review calls every run "clean", the slow loop never
-# starts, memory stays empty, and the Ralph Loop sends Gemma exactly the prompts bare ReAct sent. The
-# runs come out the same too, call for call: each experiment had a fresh server, and at temperature 0
-# the model is deterministic. Only the measured seconds differ.
+# The loop reflects on eight of the ten runs (the table above, with the offline model reflecting).
+# Gemma wastes no calls, so the quick review finds nothing wrong with the runs that looked something
+# up. But the loop also reflects on every answer given **without any look-up** (T003, T004, T005,
+# T010; the quick review flags these at run time) and on every answer **the grader rejects** (T001,
+# T006, T007, T008). Only T002 and T009, right and with a look-up, pass without a reflection.
+#
+# Which lessons come out of those reflections, and did the runs change? The same runs, compared call
+# for call (and answer for answer) with bare ReAct's:
 
 
 # %%
@@ -248,16 +253,34 @@ print(
     len(memory_offline.experiences),
     "(offline reflecting)",
 )
+print(
+    *(f"  {e.status}, proposed {e.confirmations}x: {e.rule}" for e in memory_offline.experiences.values()),
+    sep="\n",
+)
 
 # %% [markdown]
-# Its mistakes are of another kind: it answers *without looking*, or from one look. The quick review
-# sees only run-time signals (no grader), and an answer copied from the example looks complete.
+# **With Gemma reflecting**, memory stays empty: all seven of its reflections failed (the table at the
+# end: 0/7; the next section shows why). So the loop sent Gemma bare ReAct's prompts, and nine runs
+# came out the same. T006 did not: the same request got `query_database` instead of
+# `query_local_cache`, from a server that had answered Gemma's reflection prompts in between (the
+# answer is the same, and still wrong).
+#
+# **With the offline model reflecting**, the eight reflections are all valid, but they leave two
+# lessons. The offline reflector knows no answers: from a run that only left out `paid_at` (T001,
+# T006, T008) it finds no wasted step and writes no rule. From each of the four runs without a
+# look-up it proposes *start with query_database*, which becomes active; from T007 it proposes the
+# pending rule, which stays a candidate (proposed once) and is never injected. From T005 on, Gemma's
+# prompt carries the first one (the "lessons in prompt" column above). Gemma does not follow it: it
+# still starts with the cache on T006 to T009. Two runs change,
+# both for the worse. T008 now leaves out the `paid_at` it reported before, and T010 looks nothing up
+# and answers about order Z999, the worked example's order. 2/10 correct, against bare ReAct's 3/10.
 #
 # ## Can the tiny model reflect at all?
 #
-# The loop never asked it, so ask it directly. Three runs of the offline model that *did* waste calls,
-# the kind the loop learns from; the reflector template of notebook 03; two rounds each, as in the loop.
-# The same logs go to the offline reflector for comparison.
+# In the loop, Gemma was asked seven times and wrote no valid reflection. To see what it writes, and
+# to compare it with the offline reflector on the same input, ask it directly: three runs of the
+# offline model that *did* waste calls, the reflector template of notebook 03, two rounds each, as in
+# the loop.
 
 # %%
 offline = OfflineModel()
@@ -294,9 +317,10 @@ print(f"\n({first['usage']['completion_tokens']} tokens, the cap; {len(lines)} l
 # %% [markdown]
 # It does not fill the template in. It repeats its prompt back, word for word, until the 200-token cap
 # stops it, which happens to be at the template's first placeholder. All six replies (three logs, two
-# rounds each) are like this one. The validator refuses each, the re-ask gets the same again, and the
-# reflector gives up cleanly: *no reflection*, and nothing is written to memory. That is the guard of
-# notebook 03 doing its job on a real model.
+# rounds each) are like this one, and so were its 14 replies in the loop above (seven runs, two rounds
+# each): each starts with the prompt's first line and ends at the 200-token cap. The validator refuses
+# each, the re-ask gets the same again, and the reflector gives up cleanly: *no reflection*, and
+# nothing is written to memory. That is the guard of notebook 03 doing its job on a real model.
 #
 # ## Do injected rules change what it does?
 #
@@ -311,16 +335,20 @@ print(*lessons, sep="\n")
 with local_session("08_lessons", schemas, **REPLAY) as (gemma, _):
     gemma_lessons = [run_react(task, gemma, tools, lessons=lessons) for task in tasks]
 offline_lessons = [run_react(task, offline, tools, lessons=lessons) for task in tasks]
+same = sum(actions(a) == actions(b) for a, b in zip(gemma_react, gemma_lessons, strict=True))
+print(f"\n{same}/{len(tasks)} runs call for call (and answer for answer) as without the rules")
 runs_table(gemma_lessons)
 
 # %% [markdown]
-# Yes, they change its behaviour, and for the worse. With the rules in its prompt, Gemma looks nothing
-# up on 8 of the 10 tasks (3 without them). Five answers are the worked example's own answer,
-# `refunded` and `12.5`; T010's is even about order Z999, the example's order. The two runs that
-# still call a tool (T006, T007) are unchanged. None of the four rules says to skip the first look,
-# and the first one says *start with query_local_cache*: whatever the model reacts to, it is not what
-# the rules say. The offline model, given the same four rules, follows them: fewer calls, the same
-# right answers (the table below).
+# Yes, they change its behaviour, a little, and for the worse. Eight runs are unchanged. T008 now
+# leaves out the `paid_at` it reported without the rules (right before, wrong now), and T010 looks
+# nothing up (it asked the payment provider before) and answers with the worked example's own
+# answer, about order Z999, `refunded`, `12.5`. So 4 of the 10 tasks get no look-up (3 without the
+# rules), and 2 are right (3 without). These are the same two changes, to the same answers, that the
+# offline-reflecting Ralph Loop made with its one lesson, *start with query_database*. None of the
+# four rules says to skip the first look, and one says *start with query_local_cache*: whatever the
+# model reacts to, it is not what the rules say. The offline model, given the same four rules, follows
+# them: fewer calls, the same right answers (the table below).
 #
 # ## The measured table
 #
@@ -402,18 +430,22 @@ print(
 #
 # On a real model, the kit's machinery held. Every tool call Gemma made was valid (the JSON schema saw
 # to that), no reply was unreadable, and every run was logged and graded. The reflector's validator
-# refused all six of Gemma's attempts, and nothing reached memory.
+# refused every one of Gemma's reflections (seven in the loop, three asked directly), and none of them
+# reached memory.
 #
 # The *learning* did not carry over, and the table says why:
 #
-# - **The Ralph Loop learns from waste, and Gemma does not waste.** It fails by doing too little:
-#   answering from the worked example, or from one look. The loop's run-time review cannot see that,
-#   so it never reflected, and its runs are bare ReAct's, call for call: 3/10 correct either way.
-# - **Gemma cannot reflect.** Asked directly, it repeated its prompt: 0 valid reflections from 3
-#   logs, where the offline reflector wrote a valid rule from each.
+# - **The loop now sees Gemma's mistakes, but its lessons do not fix them.** Gemma fails by doing too
+#   little: answering from the worked example, or from one look. The loop reflects on those runs (on
+#   every grader rejection and every answer without a look-up: 8 of 10). But a reflector that knows no
+#   answers learns only *start with query_database* from them, and nothing from a missing `paid_at`.
+#   Gemma did not follow that lesson, and two runs got worse: 2/10 correct, against bare ReAct's 3/10.
+# - **Gemma cannot reflect.** In the loop and asked directly, it repeated its prompt: 0 valid
+#   reflections out of 7 in the loop and 3 direct, where the offline reflector wrote a valid rule from
+#   each of the same three logs.
 # - **Injected rules do change its behaviour, but not as written.** The four rules that take the
-#   offline model from 2.4 to 1.4 calls per task, still 10/10 right, took Gemma from 0.7 to 0.2 calls
-#   per task and from 3/10 to 0/10: it stopped looking things up.
+#   offline model from 2.4 to 1.4 calls per task, still 10/10 right, took Gemma from 0.7 to 0.6 calls
+#   per task and from 3/10 to 2/10: one more answer without a look-up, one more missing `paid_at`.
 #
 # So the lessons of notebooks 01 to 07 are about a model that follows instructions and overdoes the
 # work. A 270M base model does neither. For the Ralph Loop to pay off on a real model, use an
