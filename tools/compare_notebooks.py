@@ -41,7 +41,8 @@ def main(old: str, new: str) -> int:
     for number, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             print(f"cell {number} differs:")
-            print("\n".join(difflib.unified_diff("\n".join(x).splitlines(), "\n".join(y).splitlines(), lineterm="")))
+            before, after = "\n".join(x).splitlines(), "\n".join(y).splitlines()
+            print("\n".join(difflib.unified_diff(before, after, lineterm="")))
     if len(a) != len(b):
         print(f"{len(a)} code cells before, {len(b)} after")
     return 1
