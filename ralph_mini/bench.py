@@ -15,7 +15,7 @@ from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
 from ralph_mini.measure import RunRecord, format_table, record, run_suite, windows
-from ralph_mini.memory import Memory, MemoryConfig
+from ralph_mini.memory import NO_DECAY, Memory, MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.offline import OfflineModel
 from ralph_mini.retrieval import Retriever, make_planner
@@ -23,8 +23,6 @@ from ralph_mini.run_state import StateError, check_resumable, export_state, open
 from ralph_mini.store import Store, StoreError
 from ralph_mini.suite import Task, make_suite
 from ralph_mini.tools import Tool
-
-NO_DECAY = {"half_life_days": 1e9, "stale_after_days": 1e9, "expire_after_days": 1e9}
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,8 @@
 The seed article's hardest lesson was *memory pollution*: a few lessons from a special case, retrieved
 for an ordinary task, made the agent worse. So every write passes guards, and every read is weighted:
 
-- **generalization filter**: a rule naming an order id, customer, amount, date or transaction is
-  rejected before anything else (``lesson_guards.py``); ``generalization_confidence`` scores how
-  general a rule has proved;
+- **generalization filter**: a rule naming one instance (an order, a customer, an amount, a time) is
+  rejected first (``lesson_guards.py``); ``generalization_confidence`` scores how general it has proved;
 - **write threshold** (the slow loop): a rule is only a *candidate* until it has been proposed in
   ``confirm_threshold`` separate tasks, or until one run shows it alone saves ``calls_saved_threshold``
   calls; only *active* rules are retrieved;
@@ -13,17 +12,17 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
   one experience instead of adding a row (``rule_forms.py``);
 - **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held (age
   included); down for calls wasted on a tool the rule sent it to, or for a wrong answer it could have
-  caused (it said answer, or skip a tool the run then did not call). Votes decay
-  by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and
-  more recent down- than up-votes a rule is *removed*;
+  caused (it said answer, or skip a tool the run then did not call). Votes decay by votes (Generative
+  Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and more recent down- than
+  up-votes a rule is *removed*;
 - **contradiction**: a rule that becomes active with an active one's task type and trigger and an
   opposite action marks that one *invalid* from then (``valid_from`` / ``invalid_from``, as Zep does);
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 
-Nothing is deleted: removed, invalid and expired experiences stay with their status and reason. Time
-is an injected clock (``clock.py``); expiry is flagged by an explicit ``sweep()``, never as a side effect of
-a read. Memory knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``).
+Nothing is deleted: removed, invalid and expired experiences keep their status and reason. Time is an
+injected clock (``clock.py``); an explicit ``sweep()`` flags expiry, never a read. Memory knows no agent
+steps: the loop tells it which tags a run revealed (``log.run_tags``).
 
 Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.py``) and deciding
 *when* to reflect (``loop.py``).
@@ -52,8 +51,10 @@ class MemoryConfig:
     stale_factor: float = 0.5  # ... by this factor
     expire_after_days: float = 30.0  # not retrieved any more (kept, flagged "expired")
     max_failures: int = 2  # failures with the rule in play before it can be removed ...
-    vote_half_life: float = 5.0  # ... once its recent down-votes outweigh its up-votes; a vote halves
-    # after this many later votes on the same rule
+    vote_half_life: float = 5.0  # ... once recent down-votes outweigh up-votes; a vote halves after 5 more
+
+
+NO_DECAY = {"half_life_days": 1e9, "stale_after_days": 1e9, "expire_after_days": 1e9}  # the ablation
 
 
 @dataclass

@@ -26,14 +26,12 @@ from ralph_mini import shop_words as sw
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, run_task
 from ralph_mini.measure import RunRecord, format_table, record, summarize
-from ralph_mini.memory import Experience, Memory, MemoryConfig
+from ralph_mini.memory import NO_DECAY, Experience, Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.scenarios import SCENARIOS, Scenario, build, seed_memory, task_type
 from ralph_mini.world import stamp
-
-NO_DECAY = {"half_life_days": 1e9, "stale_after_days": 1e9, "expire_after_days": 1e9}
 
 
 @dataclass(frozen=True)
