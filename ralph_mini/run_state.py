@@ -137,15 +137,18 @@ def run_bare(
     ``store``; the tasks the store already holds are not run again."""
     done = check_resumable(store, tasks)
     stored = store.completed_tasks()
-    traces = [trace_from_json(t.result["trace"], task) for t, task in zip(stored, tasks[:done], strict=True)]
+    stored_traces = (
+        trace_from_json(t.result["trace"], task) for t, task in zip(stored, tasks[:done], strict=True)
+    )
+    records = [record(trace) for trace in stored_traces]  # graded here: the store keeps traces, not verdicts
     remaining = tasks[done:]
     for number, task in enumerate(progress(remaining) if progress else remaining, done + 1):
         trace = run_react(task, model, tools)
-        correct = grade(task, trace.answer).correct
+        correct = grade(task, trace.answer).correct  # graded once: for the log and for the record
         store.commit_task((), task_id=task.task_id, runs=[log_run(trace, f"R{number:03d}", correct)],
                           result={"trace": trace_to_json(trace)})  # fmt: skip
-        traces.append(trace)
-    return [record(trace) for trace in traces]
+        records.append(record(trace, correct))
+    return records
 
 
 def export_state(store: Store, clock: Clock | None = None, config: MemoryConfig | None = None) -> list[Path]:
