@@ -14,9 +14,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ralph_mini.local import DEFAULT_PORT, LOCAL_MODEL_NAME
 from ralph_mini.model import ChatModel, ModelError, OpenAIModel
 from ralph_mini.offline import OfflineModel
+
+# The bundled tiny model as ``local.py`` serves it; here so that naming it costs no server imports.
+LOCAL_MODEL_NAME = "gemma3-270m"  # the alias the server answers to: use it as RALPH_MODEL
+DEFAULT_PORT = 8765
 
 
 def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:

@@ -30,11 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ralph_mini.backends import DEFAULT_PORT, LOCAL_MODEL_NAME
 from ralph_mini.model import ModelError
 
-LOCAL_MODEL_NAME = "gemma3-270m"  # the alias the server answers to: use it as RALPH_MODEL
 INSTALL_HINT = "pip install -r requirements-local.txt"
-DEFAULT_PORT = 8765
 DEFAULT_N_CTX = 4096  # system prompt + 3 tool schemas ~700 tokens, +~80 a step: 8 steps fit twice
 DEFAULT_CHAT_FORMAT = "gemma"  # the GGUF has no chat template; "gemma" is Gemma's turn markup
 
