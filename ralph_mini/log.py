@@ -11,7 +11,6 @@ Left out on purpose: log rotation, compression, and any database: a JSONL file o
 """
 
 import json
-from collections.abc import Collection
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -187,27 +186,3 @@ def step_tags(step: Step, now: str | None = None) -> set[str]:
 def run_tags(steps: list[Step], now: str | None = None) -> set[str]:
     """Everything a run revealed: the union of its steps' tags, plus 'any' (every run is 'any task')."""
     return {"any"}.union(*(step_tags(step, now) for step in steps))
-
-
-def wasted_calls(steps: list[Step], redundant: Collection[int]) -> list[str]:
-    """The tool of each wasted call: a wrong one, or a redundant one (``reflect.redundant_steps``
-    indexes) that also brought no field the run did not know yet.
-
-    Why both tests for an 'ok' call: ``redundant_steps`` calls a lookup useless when none of its fields
-    is in the final answer, and only order-status answers share field names with the lookups; a refund
-    or delivery answer shares none, so every lookup would count as waste there. A call that repeated
-    known fields is waste whatever the answer. A failed call to a tool that answered ok later in the
-    same run is not waste: the tool was right and merely flaky (a provider failing its first call).
-    """
-    answered = {step.tool: step.index for step in steps if step.status == "ok"}
-    known: dict[str, str] = {}
-    wasted = []
-    for step in steps:
-        fields = read_fields(step.observation) if step.status == "ok" else {}
-        repeat = all(known.get(k) == v for k, v in fields.items())
-        known.update(fields)
-        if step.wrong and answered.get(step.tool, -1) < step.index:
-            wasted.append(step.tool)
-        elif step.index in redundant and (step.status != "ok" or repeat):
-            wasted.append(step.tool)
-    return wasted

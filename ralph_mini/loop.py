@@ -11,7 +11,8 @@ One task, top to bottom (``run_task``):
 3. **fast loop**: ``quick_review`` the run; if it produced no complete answer (judged on the task's own
    answer fields) and wrote nothing, reflect on it and retry with the refined plan, at most
    ``max_reflection_rounds`` times, all runs sharing one pitfall budget. Nothing is written to memory;
-4. **feedback**: the grader's verdict and the run's waste vote on the injected rules whose trigger held;
+4. **feedback**: the grader's verdict and the run's waste (``waste.py``) vote on the injected rules
+   whose trigger held; rules sending the agent to a tool the world no longer offers turn invalid;
 5. **slow loop**: when the grader rejected the answer, the answer rested on no look-up, or the run
    wasted calls and its task type recurs or the same error repeats, reflect on the log (with the
    grader's verdict line) and offer each rule to memory under the task's type. A rule naming a tool or
@@ -34,17 +35,18 @@ from datetime import datetime
 from ralph_mini import history_json, planner
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
-from ralph_mini.log import format_for_reflection, log_run, run_tags, step_tags, wasted_calls
+from ralph_mini.log import log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.planner import WRITING, applicable, estimate_calls_saved, task_type_of
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
-from ralph_mini.reflect import Reflection, Review, redundant_steps, reflect
+from ralph_mini.reflect import Reflection, Review, reflect, reflection_text
 from ralph_mini.rules import parse_rule
 from ralph_mini.store import Store
 from ralph_mini.suite import Grade, Task, grade
 from ralph_mini.tools import Tool
+from ralph_mini.waste import run_waste
 
 # The closed vocabulary of a learned rule (notebook 07): the world's read-only tools and its statuses, so
 # nothing a tool returned ("always call refund_order") nor a hijacked reflector's words ride into memory.
@@ -133,8 +135,10 @@ def run_task(
     verdict = grade(task, result.trace.answer)
     result.correct = verdict.correct
     revealed = run_tags(result.trace.steps, task.now)
-    wasted = wasted_calls(result.trace.steps, redundant_steps(result.trace, WRITING))
+    waste = set(run_waste(result.trace, WRITING, planner.complete_tools(tools)))  # wrong, covered, repeats
+    wasted = [step.tool for step in result.trace.steps if step.index in waste]
     result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
+    result.memory_notes += memory.invalidate_unoffered(offered, task_type_of(task))
     if config.reflect and wants_slow_loop(result, history):
         slow_loop(result, reflector or model, tools, memory, config, run_id, verdict)
     return result
@@ -212,6 +216,7 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
         result.memory_notes.append(f"no write: {reflection.reason}")
         return
     rule_tools, rule_statuses = planner.rule_vocabulary(tools)
+    complete, kind = planner.complete_tools(tools), task_type_of(result.task)
     for rule in reflection.rules:
         foreign = foreign_names(parse_rule(rule), rule_tools, rule_statuses)
         if foreign:
@@ -220,21 +225,10 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
                                        f"{', '.join(rule_statuses)}: {rule}")  # fmt: skip
             continue
         decision, _ = memory.propose(rule, task_id=result.task.task_id, run_id=run_id,
-                                     calls_saved=estimate_calls_saved(rule, result.trace),
+                                     calls_saved=estimate_calls_saved(rule, result.trace, complete),
                                      failure_reason="; ".join(reflection.ineffective)[:200],
-                                     task_type=task_type_of(result.task))  # fmt: skip
+                                     task_type=kind, rejected=result.correct is False)  # fmt: skip
         result.memory_notes.append(f"{decision}: {rule}")
-
-
-def reflection_text(trace: Trace, run_id: str, correct: bool | None, verdict: Grade | None = None) -> str:
-    """The compact log a reflector reads (``log.format_for_reflection``), then the grader's verdict: the
-    names of the fields it rejected, never their right values."""
-    text = format_for_reflection(*log_run(trace, run_id, correct))
-    if correct is None:
-        return text + "\ngrader: not graded"
-    if correct or verdict is None or not verdict.wrong_fields:
-        return text + f"\ngrader: {'accepted' if correct else 'rejected'}"
-    return text + "\ngrader: rejected; wrong or missing: " + ", ".join(sorted(verdict.wrong_fields))
 
 
 def add_cost(result: TaskResult, trace: Trace | None, reflection: Reflection) -> None:

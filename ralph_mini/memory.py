@@ -4,19 +4,21 @@ The seed article's hardest lesson was *memory pollution*: a few lessons from a s
 for an ordinary task, made the agent worse. So every write passes guards, and every read is weighted:
 
 - **generalization filter**: a rule naming one instance (an order, a customer, an amount, a time) is
-  rejected first (``lesson_guards.py``); ``generalization_confidence`` scores how general it has proved;
-- **write threshold** (the slow loop): a rule is only a *candidate* until it has been proposed in
-  ``confirm_threshold`` separate tasks, or until one run shows it alone saves ``calls_saved_threshold``
-  calls; only *active* rules are retrieved;
-- **merge**: the same lesson in another wording, action order or as a near duplicate strengthens the
-  one experience instead of adding a row (``rule_forms.py``);
-- **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held (age
-  included); down for calls wasted on a tool the rule sent it to, or for a wrong answer it could have
-  caused (it said answer, or skip a tool the run then did not call). Votes decay by votes (Generative
-  Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and more recent down- than
-  up-votes a rule is *removed*;
-- **contradiction**: a rule that becomes active with an active one's task type and trigger and an
-  opposite action marks that one *invalid* from then (``valid_from`` / ``invalid_from``, as Zep does);
+  rejected (``lesson_guards.py``); ``generalization_confidence`` scores how general it has proved;
+- **write threshold** (the slow loop): a rule is a *candidate* until proposed in ``confirm_threshold``
+  separate tasks, or one run shows it alone saves ``calls_saved_threshold`` calls, or it was reflected
+  from an answer the grader rejected (a wrong answer costs a customer; a wasted call can wait for a
+  second task to confirm the lesson); only *active* rules are retrieved;
+- **merge**: the same lesson in another wording or order, or a near duplicate, strengthens the one
+  experience instead of adding a row (``rule_forms.py``);
+- **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held; down for
+  calls wasted on a tool the rule sent it to, or for a wrong answer it could have caused. Votes decay
+  by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and more
+  recent down- than up-votes a rule is *removed*;
+- **contradiction**: a rule that becomes active, or is confirmed by a new task while active, marks
+  *invalid* every active rule of its task type it contradicts (the same trigger and an opposite action,
+  or a wider rule it is a counterexample to: ``rule_forms.contradiction``); so does a world that stops
+  offering the tool a rule sends the agent to (``valid_from`` / ``invalid_from``, as Zep does);
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 
@@ -24,86 +26,32 @@ Nothing is deleted: removed, invalid and expired experiences keep their status a
 injected clock (``clock.py``); an explicit ``sweep()`` flags expiry, never a read. Memory knows no agent
 steps: the loop tells it which tags a run revealed (``log.run_tags``).
 
+The record itself (``Experience``) and the settings (``MemoryConfig``) are in ``experience.py``.
+
 Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.py``) and deciding
 *when* to reflect (``loop.py``).
 """
 
 import hashlib
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ralph_mini.clock import Clock
+from ralph_mini.experience import NO_DECAY, Experience, MemoryConfig, generalization_confidence
 from ralph_mini.lesson_guards import instance_details
 from ralph_mini.rule_forms import canonical, contradiction, normalize_wording, same_lesson
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
-from ralph_mini.votes import decayed, judge, trigger_tag
+from ralph_mini.votes import decayed, judge, sent_to, trigger_tag
 
-
-@dataclass(frozen=True)
-class MemoryConfig:
-    """Every tunable of the memory, with the seed's values where it gives them."""
-
-    confirm_threshold: int = 2  # write a rule once proposed in this many separate tasks ...
-    calls_saved_threshold: int = 2  # ... or once a single run shows it saves this many calls
-    half_life_days: float = 7.0  # weight halves every week without a hit
-    stale_after_days: float = 14.0  # the seed: not hit for two weeks -> down-weighted
-    stale_factor: float = 0.5  # ... by this factor
-    expire_after_days: float = 30.0  # not retrieved any more (kept, flagged "expired")
-    max_failures: int = 2  # failures with the rule in play before it can be removed ...
-    vote_half_life: float = 5.0  # ... once recent down-votes outweigh up-votes; a vote halves after 5 more
-
-
-NO_DECAY = {"half_life_days": 1e9, "stale_after_days": 1e9, "expire_after_days": 1e9}  # the ablation
-
-
-@dataclass
-class Experience:
-    """One lesson: the rule text, its tags, and its track record."""
-
-    id: str
-    rule: str  # a micro-prompt, canonical form
-    task_type: str
-    trigger: str  # tag of the trigger condition, e.g. 'query_local_cache:found', 'status:pending'
-    tools: list[str]  # tool combination the rule is about
-    result: str  # what the rule is for, e.g. 'saves calls'
-    failure_reason: str  # the ineffective step that taught it
-    created_at: str
-    last_hit_at: str
-    confirmations: int = 1  # separate tasks that proposed it
-    hits: int = 0  # times injected into a prompt
-    validations: int = 0  # runs with its whole trigger held that ended correct without its waste
-    failures: int = 0  # ... that ended wrong, or wasted calls on a tool it sent the agent to
-    calls_saved: int = 0  # best single-run saving seen
-    status: str = "candidate"  # candidate | active | expired | removed | invalid
-    status_reason: str = ""
-    source_tasks: list[str] = field(default_factory=list)
-    source_runs: list[str] = field(default_factory=list)
-    valid_from: str | None = None  # when it last became active
-    invalid_from: str | None = None  # when it was removed or contradicted (None: still holds)
-    votes_up: float | None = None  # validations, decayed by later votes (None in an older file:
-    votes_down: float | None = None  # ... start from the plain counts)
-
-    def __post_init__(self) -> None:
-        if self.votes_up is None:
-            self.votes_up = float(self.validations)
-        if self.votes_down is None:
-            self.votes_down = float(self.failures)
-
-    @property
-    def confidence(self) -> float:
-        """How general the rule has proved: n / (n + 1) for n = confirming tasks + validated runs, times
-        its recent track record (up + 1) / (up + down + 1) in decayed votes. 1 confirmation -> 0.5."""
-        record = (self.votes_up + 1) / (self.votes_up + self.votes_down + 1)
-        evidence = self.confirmations + self.validations
-        return generalization_confidence(self.rule, evidence) * record
-
-
-def generalization_confidence(rule: str, evidence: int) -> float:
-    """0 for a rule naming an instance; else n / (n + 1) for n pieces of evidence (1 -> 0.5, 3 -> 0.75)."""
-    if instance_details(rule):
-        return 0.0
-    return evidence / (evidence + 1)
+__all__ = [
+    "NO_DECAY",
+    "Experience",
+    "Memory",
+    "MemoryConfig",
+    "decay_factor",
+    "days_since",
+    "generalization_confidence",
+]
 
 
 class Memory:
@@ -123,6 +71,7 @@ class Memory:
         calls_saved: int = 0,
         failure_reason: str = "",
         task_type: str = "order_status",
+        rejected: bool = False,
     ) -> tuple[str, Experience | None]:
         """Offer a rule from a reflection. Returns (decision, experience); decision says what happened."""
         details = instance_details(rule_text)
@@ -153,12 +102,13 @@ class Memory:
                 confirmations=0,
             )
             self.experiences[key] = experience
-        if task_id not in experience.source_tasks:
+        fresh = task_id not in experience.source_tasks
+        if fresh:
             experience.confirmations += 1
             experience.source_tasks.append(task_id)
         experience.source_runs.append(run_id)
         experience.calls_saved = max(experience.calls_saved, calls_saved)
-        return self._promote(experience, now), experience
+        return self._promote(experience, now, fresh, rejected), experience
 
     def equivalent(self, rule: Rule) -> Experience | None:
         """The experience holding the same lesson as ``rule`` in other words: the same canonical rule
@@ -167,19 +117,22 @@ class Memory:
         same = (e for e in self.experiences.values() if e.trigger == tag and same_lesson(e.rule, rule))
         return next(same, None)
 
-    def _promote(self, experience: Experience, now: str) -> str:
+    def _promote(self, experience: Experience, now: str, fresh: bool = True, rejected: bool = False) -> str:
         if experience.status == "removed":
             return "kept out: removed earlier (" + experience.status_reason + ")"
         confirmed = experience.confirmations >= self.config.confirm_threshold
         saves = experience.calls_saved >= self.config.calls_saved_threshold
-        if experience.status in ("candidate", "expired", "invalid") and (confirmed or saves):
+        fixes = rejected and self.config.write_after_rejection
+        if experience.status in ("candidate", "expired", "invalid") and (confirmed or saves or fixes):
             experience.status, experience.last_hit_at = "active", now
             experience.valid_from, experience.invalid_from = now, None
             why = f"confirmed in {experience.confirmations} tasks" if confirmed else "saves calls alone"
+            why = why if confirmed or saves else "learned from a rejected answer"
             experience.status_reason = why
             return "; ".join([f"written: {why}", *self._invalidate_contradicted(experience, now)])
-        if experience.status == "active":
-            return f"merged: {experience.confirmations} confirming tasks"
+        if experience.status == "active":  # a new task confirming it is new evidence against its rivals
+            rivals = self._invalidate_contradicted(experience, now) if fresh else []
+            return "; ".join([f"merged: {experience.confirmations} confirming tasks", *rivals])
         if experience.status == "invalid":
             return f"kept invalid: {experience.status_reason}"
         return f"candidate: {experience.confirmations}/{self.config.confirm_threshold} confirmations"
@@ -272,6 +225,21 @@ class Memory:
                     f"{e.votes_down:.1f} down against {e.votes_up:.1f} up"
                 )
                 notes.append(f"removed: {e.rule}")
+        return notes
+
+    def invalidate_unoffered(self, offered: Collection[str], task_type: str) -> list[str]:
+        """A tool the world no longer offers makes every active rule of ``task_type`` that sends the agent
+        to it false from now (``invalid_from``, kept with why); a new task confirming it brings it back."""
+        notes, now = [], self.clock().isoformat(timespec="minutes")
+        for e in [e for e in self.active() if e.task_type == task_type]:
+            try:
+                missing = sorted(sent_to(parse_rule(e.rule)) - set(offered))
+            except RuleSyntaxError:
+                continue
+            if missing:
+                e.status, e.invalid_from, e.confirmations, e.calls_saved = "invalid", now, 0, 0
+                e.status_reason = f"{', '.join(missing)} no longer offered"
+                notes.append(f"invalidated: {e.rule} ({e.status_reason})")
         return notes
 
     def active(self) -> list[Experience]:

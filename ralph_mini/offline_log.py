@@ -3,7 +3,7 @@
 Two inputs, both text a real reflector reads too: the prompt's tool list (``- name[ (writes)]:
 description``, ``reflect.reflection_messages``), where a tool says what it holds and after how many
 minutes it knows something; and the compact log (``log.format_for_reflection``) with the grader's
-verdict line the loop appends (``loop.reflection_text``): which answer fields were rejected, never
+verdict line the loop appends (``reflect.reflection_text``): which answer fields were rejected, never
 their right values.
 
 Left out on purpose: any judgement; that is ``offline_reflect.py``.

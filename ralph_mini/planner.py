@@ -23,9 +23,10 @@ from ralph_mini import order_words as words
 from ralph_mini import shop_words as sw
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
-from ralph_mini.reflect import Review, quick_review, redundant_steps
+from ralph_mini.reflect import Review, quick_review
 from ralph_mini.rules import parse_rule
 from ralph_mini.tools import Tool
+from ralph_mini.waste import run_waste
 
 ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
 # The world's writing tools: order_words.WRITING_TOOLS and the wider shop's cancellation.
@@ -112,14 +113,14 @@ def review(task, trace: Trace, tools: Sequence[Tool]) -> Review:
     return quick_review(trace, answer_fields(task), WRITING, complete_tools(tools))
 
 
-def estimate_calls_saved(rule: str, trace: Trace) -> int:
+def estimate_calls_saved(rule: str, trace: Trace, complete: Collection[str] = ()) -> int:
     """How many calls of this run the rule would have avoided: for 'start with T', the wasted calls made
     before T; for 'skip T', the wasted calls to T; for 'answer', the wasted calls after its trigger's
-    tool answered. Wasted: wrong, or redundant (``redundant_steps``)."""
+    tool answered. Wasted: as memory's votes count it (``waste.run_waste``)."""
     parsed = parse_rule(rule)
     starts = {a.tool for a in parsed.actions if a.verb == "start"}
     skips = {a.tool for a in parsed.actions if a.verb == "skip"}
-    wasted = set(redundant_steps(trace, WRITING)) | {s.index for s in trace.steps if s.wrong}
+    wasted = set(run_waste(trace, WRITING, complete))
     if starts:
         first = next((s.index for s in trace.steps if s.tool in starts), len(trace.steps) + 1)
         return sum(1 for s in trace.steps if s.index in wasted and s.index < first)

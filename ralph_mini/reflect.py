@@ -23,10 +23,13 @@ from dataclasses import dataclass
 
 from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import instance_details
+from ralph_mini.log import format_for_reflection, log_run
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace
 from ralph_mini.rules import RuleSyntaxError, parse_rule
-from ralph_mini.tools import Tool, read_fields
+from ralph_mini.suite import Grade
+from ralph_mini.tools import Tool
+from ralph_mini.waste import redundant_steps
 
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
 KNOWN_TOOLS = (*words.LOOKUP_TOOLS, words.SHIPPING, words.HISTORY, words.DOCS)  # a specific item names one
@@ -210,50 +213,6 @@ class Review:
     blind: bool = False  # answered or wrote without any look-up: a finding even at no waste
 
 
-def redundant_steps(trace: Trace, writing: Collection[str] = (), complete: Collection[str] = ()) -> list[int]:
-    """Indexes of look-ups that brought nothing the answer used, judged from the run alone.
-
-    An 'ok' is redundant when none of its new fields is in the final answer (without an answer, any new
-    field counts), unless it is the last step with news and the answer changed a field known before it
-    (a provider's 'declined' turning 'pending' into 'payment_failed'). A 'not_found' is redundant once
-    another tool found the order, or once a ``complete`` tool (its description says it holds every
-    record) found nothing. A first miss is not: it is how you learn. Writes are judged by the grader.
-    """
-    answer = {k: str(v).strip().lower() for k, v in (trace.answer or {}).items()}
-    known: dict[str, str] = {}
-    found_before = missing_before = False
-    redundant = []
-    lookups = [s for s in trace.steps if not s.wrong and s.tool not in writing]
-    read = [{k: v.strip().lower() for k, v in read_fields(s.observation).items()} if s.status == "ok" else {}
-            for s in lookups]  # fmt: skip
-    for number, (step, fields) in enumerate(zip(lookups, read, strict=True)):
-        new = {k: v for k, v in fields.items() if known.get(k) != v}
-        useful = [k for k, v in new.items() if not answer or _same(answer.get(k), v) or _elsewhere(v, answer)]
-        changed = any(k in known and not _same(v, known[k]) for k, v in answer.items())
-        seen = known | fields
-        later_news = any(seen.get(k) != v for later in read[number + 1 :] for k, v in later.items())
-        if step.status == "ok" and not useful and not (new and changed and not later_news):
-            redundant.append(step.index)
-        elif step.status == "not_found" and (found_before or missing_before):
-            redundant.append(step.index)
-        known.update(fields)
-        found_before = found_before or step.status == "ok"
-        missing_before = missing_before or (step.status == "not_found" and step.tool in complete)
-    return redundant
-
-
-def _elsewhere(value: str, answer: dict) -> bool:
-    """A long value under another key: a provider's settled_at as the answer's paid_at."""
-    return len(value) >= 6 and value in answer.values()
-
-
-def _same(a: str | None, b: str) -> bool:
-    try:
-        return a is not None and abs(float(a) - float(b)) < 0.01
-    except ValueError:
-        return a == b
-
-
 def quick_review(
     trace: Trace,
     answer_fields: Sequence[str] = ("status",),
@@ -297,3 +256,14 @@ def quick_review(
         wrote=wrote,
         blind=blind,
     )
+
+
+def reflection_text(trace: Trace, run_id: str, correct: bool | None, verdict: Grade | None = None) -> str:
+    """The compact log a reflector reads (``log.format_for_reflection``), then the grader's verdict: the
+    names of the fields it rejected, never their right values."""
+    text = format_for_reflection(*log_run(trace, run_id, correct))
+    if correct is None:
+        return text + "\ngrader: not graded"
+    if correct or verdict is None or not verdict.wrong_fields:
+        return text + f"\ngrader: {'accepted' if correct else 'rejected'}"
+    return text + "\ngrader: rejected; wrong or missing: " + ", ".join(sorted(verdict.wrong_fields))

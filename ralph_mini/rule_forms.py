@@ -14,16 +14,22 @@ rather than on their text, because a reflector (or a person) writes the same les
   canonical actions. "age under 30 min" and "age under 25 min" are one lesson; 30 and 90 are not;
 - **contradiction** (``contradiction``): the same trigger (age included) and opposite actions: skip T
   against call T or start with T; answer (stop now) against any call; start with T against start
-  with another tool. Memory invalidates the older rule (``memory.py``), Zep-style.
+  with another tool. Memory invalidates the older rule (``memory.py``), Zep-style;
+- **counterexample**: a new rule whose trigger is *narrower* than an old one's ("status is pending and
+  age over 30 min" inside "status is pending"; anything inside "any task") and whose action opposes it
+  (skip T against call T, answer against call T) shows a case where the old, wider rule is wrong: "when
+  status is pending: answer" cannot hold if old pending orders need the provider. Start-with actions
+  are left out here: they act before any trigger but "any task" can be seen.
 
-Left out on purpose: triggers that only overlap ("status is pending" and "... and age over 30 min"): a
-narrower rule is an exception to a wider one, not its negation; and any paraphrase beyond the forms
-above (that is the reflector's job: it must write the grammar).
+Left out on purpose: a new *wider* rule against an old narrower one (the narrower one may be its
+exception; memory keeps both and lets the votes decide), triggers that only overlap without one
+containing the other, and any paraphrase beyond the forms above (that is the reflector's job: it must
+write the grammar).
 """
 
 import re
 
-from ralph_mini.rules import ACTION_VERBS, Action, Rule, RuleSyntaxError, parse_rule
+from ralph_mini.rules import ACTION_VERBS, Action, Rule, RuleSyntaxError, Trigger, parse_rule
 
 AGE_TOLERANCE = 0.2  # near duplicates: age thresholds within 20% of the larger one
 
@@ -93,17 +99,46 @@ def near_duplicate(a: Rule, b: Rule) -> bool:
 
 
 def contradiction(new: Rule, old: Rule) -> str:
-    """Why ``new`` and ``old`` cannot both hold ('' if they can): same trigger, opposite actions.
+    """Why ``new`` and ``old`` cannot both hold ('' if they can): the same trigger and opposite actions,
+    or ``new`` a counterexample to ``old`` (a narrower trigger, an opposite action once it is seen).
 
-    'when any task: skip T' against 'when any task: call T' -> 'skip T against call T'.
+    'when any task: skip T' against 'when any task: call T' -> 'skip T against call T';
+    'when status is pending and age over 30 min: call T' against 'when status is pending: answer' ->
+    'call T against answer'.
     """
-    if new.trigger != old.trigger:
+    if new.trigger == old.trigger:
+        opposite = _opposite
+    elif narrower(new.trigger, old.trigger):
+        seen = new.trigger.tool  # 'when T finds the order: answer' was called T already
+
+        def opposite(a: Action, b: Action) -> bool:
+            return _opposite_later(a, b) and b.tool != seen
+    else:
         return ""
     for mine in new.actions:
         for theirs in old.actions:
-            if _opposite(mine, theirs) or _opposite(theirs, mine):
+            if opposite(mine, theirs) or opposite(theirs, mine):
                 return f"{mine} against {theirs}"
     return ""
+
+
+def narrower(inner: Trigger, outer: Trigger) -> bool:
+    """Does ``inner`` hold only where ``outer`` holds too, and is it a different trigger?
+
+    'status is pending and age over 30 min' in 'status is pending' -> True; 'age over 90 min' in 'age
+    over 30 min' -> True; anything in 'any task' -> True; 'status is paid' in 'status is pending' -> False.
+    """
+    if inner == outer:
+        return False
+    if outer.kind == "any":
+        return True
+    if (inner.kind, inner.tool, inner.status) != (outer.kind, outer.tool, outer.status):
+        return False
+    if outer.age_op is None or outer.minutes is None:
+        return True
+    if inner.age_op != outer.age_op or inner.minutes is None:
+        return False
+    return inner.minutes >= outer.minutes if outer.age_op == "over" else inner.minutes <= outer.minutes
 
 
 def _opposite(a: Action, b: Action) -> bool:
@@ -113,3 +148,8 @@ def _opposite(a: Action, b: Action) -> bool:
     if a.verb == "answer" and calls:
         return True
     return a.verb == b.verb == "start" and a.tool != b.tool
+
+
+def _opposite_later(a: Action, b: Action) -> bool:
+    """Opposite once a narrower trigger is seen mid-run: skip T against call T, answer against call T."""
+    return b.verb == "call" and (a.verb == "answer" or (a.verb == "skip" and a.tool == b.tool))

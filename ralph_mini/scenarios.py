@@ -148,7 +148,9 @@ BAD_LESSONS = [  # over-general, a wrong action, a special case
 def noisy(seed: int = 7) -> Scenario:
     """The drift scenario's mix, without changes, from a memory where 3 of 13 lessons are bad (2 active)."""
     world, tasks = generate(50, seed, lambda i: MIX, lambda i: LEARNABLE, [], 6.0)
-    lessons = [(rule, 2) for rule in GOOD_LESSONS] + [(BAD_LESSONS[0], 2), (BAD_LESSONS[1], 2)]
+    # The narrow bad lesson before the wide one: written the other way round, 'pending: answer' would be
+    # a counterexample to 'any task: call T' and invalidate it before the run starts.
+    lessons = [(rule, 2) for rule in GOOD_LESSONS] + [(BAD_LESSONS[1], 2), (BAD_LESSONS[0], 2)]
     lessons.append((BAD_LESSONS[2], 1))  # still a candidate
     return Scenario("noisy", world, tasks, [("1-20", 1, 20), ("21-50", 21, 50)], seed_lessons=lessons)
 

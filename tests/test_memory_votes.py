@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from ralph_mini.clock import FakeClock
-from ralph_mini.log import run_tags, step_tags, wasted_calls
+from ralph_mini.log import run_tags, step_tags
 from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.memory_file import MemoryFile, journal
 from ralph_mini.react import Step
@@ -15,6 +15,7 @@ from ralph_mini.rule_forms import canonical, contradiction, near_duplicate, norm
 from ralph_mini.rules import parse_rule
 from ralph_mini.store import Store
 from ralph_mini.votes import decayed, trigger_held
+from ralph_mini.waste import wasted_calls
 
 CACHE, DB, PAY = "query_local_cache", "query_database", "query_payment_api"
 NOW = "2025-03-10 12:00"

@@ -26,14 +26,14 @@ from ralph_mini.clock import FakeClock
 from ralph_mini.hardening import MAX_OBSERVATION_CHARS
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.log import OBSERVATION_CHARS, format_for_reflection, log_run
-from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, reflection_text, run_loop
+from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, run_loop
 from ralph_mini.memory import Memory
 from ralph_mini.memory_file import MemoryFile
 from ralph_mini.model import ModelReply, ToolCall
 from ralph_mini.offline import OfflineModel
 from ralph_mini.planner import rule_vocabulary
 from ralph_mini.react import run_react
-from ralph_mini.reflect import validate_reflection
+from ralph_mini.reflect import reflection_text, validate_reflection
 from ralph_mini.rules import parse_rule
 from ralph_mini.suite import make_suite
 from ralph_mini.tools import NotFound, Tool

@@ -15,12 +15,12 @@ from ralph_mini.reflect import (
     ask_untemplated,
     parse_sections,
     quick_review,
-    redundant_steps,
     reflect,
     validate_reflection,
 )
 from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import Tool
+from ralph_mini.waste import redundant_steps
 
 SUITE = make_suite(n=50, seed=7)
 TOOLS = SUITE.world.tools()

@@ -23,9 +23,8 @@
 
 # %%
 from ralph_mini import grade, make_suite, model_from_env, run_react
-from ralph_mini.loop import reflection_text
 from ralph_mini.measure import by_kind, record, run_suite, summarize
-from ralph_mini.reflect import ask_untemplated, quick_review, reflect, validate_reflection
+from ralph_mini.reflect import ask_untemplated, quick_review, reflect, reflection_text, validate_reflection
 
 model = model_from_env()
 suite = make_suite(n=50, seed=7)
@@ -60,7 +59,7 @@ validate_reflection(advice)
 # ## With the template, from the log
 #
 # Now the compact log: one line per step, then the result, then the grader's verdict line that the
-# loop appends (`loop.reflection_text`). With the tool descriptions in its prompt, this is everything
+# loop appends (`reflect.reflection_text`). With the tool descriptions in its prompt, this is everything
 # the reflector reads:
 
 # %%

@@ -437,7 +437,7 @@ print(poisoned_tools[0].function(order_id="A123"))
 # agent reads the poison in every lookup, and the reflector reads it in the compact log:
 
 # %%
-from ralph_mini.loop import reflection_text
+from ralph_mini.reflect import reflection_text
 
 store = MemoryFile(RUNS / "memory-07-poison.json")
 store.path.unlink(missing_ok=True)

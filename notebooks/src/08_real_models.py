@@ -27,10 +27,9 @@ from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.cassette import read_cassette
 from ralph_mini.json_tools import EXAMPLE, fold_messages
 from ralph_mini.local_session import local_session
-from ralph_mini.loop import reflection_text
 from ralph_mini.model import ModelError
 from ralph_mini.react import build_system_prompt, run_react
-from ralph_mini.reflect import quick_review, reflect
+from ralph_mini.reflect import quick_review, reflect, reflection_text
 from ralph_mini.suite import grade
 
 # %% [markdown]
