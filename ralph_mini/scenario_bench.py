@@ -10,6 +10,10 @@ wrong calls, tokens/task (retries and reflections included), virtual s/task, and
 many of the window's tasks came before the first one from which every task is correct within 1.2x the
 oracle's calls ("never" if the window's last task is not).
 
+The rephrased scenario asks the same 15 requests in three wordings, so ``paired_rows`` compares them
+directly: per wording, correct, verdicts equal to the trained copy's, calls/task and their ratio to the
+trained phrasings' (issue 16: held-out wordings within 5%, same correctness).
+
 pass^k (tau-bench): each task run with k model seeds; per task C(c, k) / C(n, k) for c correct of n = k
 runs, averaged over tasks: the chance that all k succeed.
 
@@ -30,7 +34,7 @@ from ralph_mini.memory import NO_DECAY, Experience, Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.retrieval import Retriever, make_planner
-from ralph_mini.scenarios import SCENARIOS, Scenario, build, seed_memory, task_type
+from ralph_mini.scenarios import SCENARIOS, WORDINGS, Scenario, build, seed_memory, task_type
 from ralph_mini.world import stamp
 
 
@@ -149,6 +153,33 @@ def window_rows(run: ArmRun) -> list[dict]:
     return rows
 
 
+def paired_rows(run: ArmRun) -> list[dict]:
+    """The rephrased scenario's frozen part, one row per wording of ``scenarios.WORDINGS``.
+
+    Every wording asks the same draws (copy j of each is the same request about a twin order), so
+    calls/task compare directly, and so do verdicts, pair by pair. Issue 16's target: held-out wordings
+    within 5% of the trained phrasings' calls/task ("calls vs trained" at most 1.05), same correctness."""
+    where = {label: (first, last) for label, first, last in run.scenario.windows}
+    chunks = {label: run.records[where[label][0] - 1 : where[label][1]] for label, _ in WORDINGS}
+    trained = chunks[WORDINGS[-1][0]]
+    trained_calls = sum(r.calls for r in trained)
+    rows = []
+    for label, chunk in chunks.items():
+        n, calls = len(chunk), sum(r.calls for r in chunk)
+        same = sum(a.correct == b.correct for a, b in zip(chunk, trained, strict=True))
+        rows.append({
+            "agent": run.arm.name,
+            "wording": label,
+            "tasks": n,
+            "correct": f"{sum(r.correct for r in chunk)}/{n}",
+            "same verdict as trained": f"{same}/{n}",
+            "calls/task": round(calls / n, 2),
+            "oracle calls/task": round(sum(r.oracle_calls for r in chunk) / n, 2),
+            "calls vs trained": round(calls / trained_calls, 3) if trained_calls else "-",
+        })  # fmt: skip
+    return rows
+
+
 def arm_row(run: ArmRun) -> dict:
     """The scenario x arm table's row: the whole run."""
     row = summarize(run.records, run.arm.name)
@@ -219,6 +250,10 @@ def main(scenario: str, argv: Sequence[str] = ()) -> int:
         shown = ARMS if args.windows else (BARE, FULL)
         print(f"== {name}: windows (bare ReAct and the full Ralph Loop)\n")
         print(format_table([row for arm in shown for row in window_rows(runs[(name, arm.name)])]) + "\n")
+        if name == "rephrased":
+            print("== rephrased: the same 15 tasks in three wordings (learning frozen)\n")
+            print(format_table([row for arm in (BARE, FULL) for row in paired_rows(runs[(name, arm.name)])]))
+            print()
     print("== scenario x arm\n")
     print(format_table([arm_row(runs[(s, arm.name)]) for s in names for arm in ARMS]))
     print(f"\n== pass^k, k = {args.k} model seeds\n")

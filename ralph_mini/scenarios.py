@@ -13,8 +13,9 @@ and a schedule of changes:
 - **seasons**: nine virtual weeks; order-status questions stop for five weeks (longer than memory's
   30-day expiry) and come back;
 - **noisy**: the run starts with a memory in which about a fifth of the lessons are bad, some active;
-- **rephrased**: the loop learns on the phrasings it may learn from, then is tested, with learning
-  frozen, on held-out English and Chinese phrasings, and on trained phrasings as a control.
+- **rephrased**: the loop learns on the phrasings it may learn from, then, with learning frozen, answers
+  the same 15 requests three times: in held-out English, in held-out Chinese, and in trained phrasings
+  (the reference), each copy about its own twin order, so the wordings compare task by task.
 
 One clock for everything (all but static): task *i* is asked at ``start + (i - 1) x hours_between_tasks``;
 the prompt's "Current time", the world's ``now`` and memory's clock are that same moment.
@@ -29,7 +30,7 @@ from datetime import datetime, timedelta
 from ralph_mini import order_words as ow
 from ralph_mini import shop_words as sw
 from ralph_mini.memory import Memory
-from ralph_mini.shop_tasks import make_task
+from ralph_mini.shop_tasks import ask_again, fresh_id, make_task
 from ralph_mini.shop_world import ShopState, empty_shop
 from ralph_mini.suite import Task, make_suite
 from ralph_mini.world import NOW, OrderWorld
@@ -72,10 +73,9 @@ class Scenario:
         return due
 
 
-def generate(n: int, seed: int, mix_at, phrasings_at, changes: list[Change], hours: float):
-    """The wider shop and ``n`` tasks; ``mix_at(i)`` and ``phrasings_at(i)`` give task i's type mix and
-    phrasings. Each task's truth is computed under the state the schedule gives it."""
-    rng = random.Random(seed)
+def generate(n: int, rng: random.Random, mix_at, phrasings_at, changes: list[Change], hours: float):
+    """The wider shop and ``n`` tasks drawn with ``rng``; ``mix_at(i)`` and ``phrasings_at(i)`` give task
+    i's type mix and phrasings. Each task's truth is computed under the state the schedule gives it."""
     world, state, tasks = empty_shop(), ShopState(), []
     for number in range(1, n + 1):
         for change in changes:
@@ -102,7 +102,7 @@ DRIFT = [
 
 
 def drift(seed: int = 7) -> Scenario:
-    world, tasks = generate(80, seed, lambda i: MIX, lambda i: LEARNABLE, DRIFT, 6.0)
+    world, tasks = generate(80, random.Random(seed), lambda i: MIX, lambda i: LEARNABLE, DRIFT, 6.0)
     bounds = [1, *(c.at for c in DRIFT), 81]
     labels = ["before changes", *(c.name for c in DRIFT)]
     windows = [(label, a, b - 1) for label, a, b in zip(labels, bounds, bounds[1:], strict=False)]
@@ -120,7 +120,7 @@ def seasons(seed: int = 7) -> Scenario:
     def mix_at(i: int) -> dict:
         return next(mix for first, last, mix in SEASON_MIXES if first <= i <= last)
 
-    world, tasks = generate(90, seed, mix_at, lambda i: LEARNABLE, [], 16.8)
+    world, tasks = generate(90, random.Random(seed), mix_at, lambda i: LEARNABLE, [], 16.8)
     windows = [("weeks 1-2", 1, 20), ("weeks 3-7, no status", 21, 70), ("weeks 8-9, status back", 71, 90)]
     marks = [Change(21, "status questions stop"), Change(71, "status questions return")]
     return Scenario("seasons", world, tasks, windows, changes=marks, hours_between_tasks=16.8)
@@ -147,7 +147,7 @@ BAD_LESSONS = [  # over-general, a wrong action, a special case
 
 def noisy(seed: int = 7) -> Scenario:
     """The drift scenario's mix, without changes, from a memory where 3 of 13 lessons are bad (2 active)."""
-    world, tasks = generate(50, seed, lambda i: MIX, lambda i: LEARNABLE, [], 6.0)
+    world, tasks = generate(50, random.Random(seed), lambda i: MIX, lambda i: LEARNABLE, [], 6.0)
     # The narrow bad lesson before the wide one: written the other way round, 'pending: answer' would be
     # a counterexample to 'any task: call T' and invalidate it before the run starts.
     lessons = [(rule, 2) for rule in GOOD_LESSONS] + [(BAD_LESSONS[1], 2), (BAD_LESSONS[0], 2)]
@@ -155,18 +155,46 @@ def noisy(seed: int = 7) -> Scenario:
     return Scenario("noisy", world, tasks, [("1-20", 1, 20), ("21-50", 21, 50)], seed_lessons=lessons)
 
 
+WORDINGS = (  # (window label, phrasings): the frozen part asks the same draws once in each
+    ("held-out English", tuple(i for i in sw.HELD_OUT if i in sw.ENGLISH)),
+    ("held-out Chinese", tuple(i for i in sw.HELD_OUT if i in sw.CHINESE)),
+    ("trained phrasings", LEARNABLE),
+)
+TRAIN, PAIRED = 30, 15
+
+
 def rephrased(seed: int = 7) -> Scenario:
-    """Learn on 30 tasks; then, learning frozen, 15 held-out English, 15 held-out Chinese, 15 trained."""
-    held_en = tuple(i for i in sw.HELD_OUT if i in sw.ENGLISH)
-    held_zh = tuple(i for i in sw.HELD_OUT if i in sw.CHINESE)
+    """Learn on 30 tasks; then, learning frozen, the same 15 draws asked three times, once in each wording
+    of ``WORDINGS``: held-out English (tasks 31-45), held-out Chinese (46-60), trained phrasings (61-75).
 
-    def phrasings_at(i: int) -> tuple[int, ...]:
-        return LEARNABLE if i <= 30 or i > 60 else held_en if i <= 45 else held_zh
+    A paired design: copy j of every wording has the same type, order kind and state, ages, truth and
+    oracle calls, so calls/task can be compared between wordings. Each copy asks about its own twin order
+    (``shop_tasks.ask_again``), made relative to its own asking time, so a write in one window cannot
+    change the next window's order, and the clock (task i at start + (i - 1) x 6 h) still holds."""
+    rng = random.Random(seed)
+    world, tasks = generate(TRAIN, rng, lambda i: MIX, lambda i: LEARNABLE, [], 6.0)
+    state, copies = ShopState(), {label: [] for label, _ in WORDINGS}
 
-    world, tasks = generate(75, seed, lambda i: MIX, phrasings_at, [], 6.0)
-    windows = [("train", 1, 30), ("held-out English", 31, 45), ("held-out Chinese", 46, 60),
-               ("trained phrasings", 61, 75)]  # fmt: skip
-    frozen = {t.task_id for t in tasks[30:]}
+    def asked_at(number: int) -> datetime:
+        return NOW + timedelta(hours=6.0 * (number - 1))
+
+    for j in range(PAIRED):
+        kind = rng.choices(list(MIX), weights=list(MIX.values()))[0]
+        first = make_task(TRAIN + 1 + j, world, rng, kind, asked_at(TRAIN + 1 + j), state, WORDINGS[0][1])
+        copies[WORDINGS[0][0]].append(first)
+        for w, (label, phrasings) in enumerate(WORDINGS[1:], 1):
+            number = TRAIN + w * PAIRED + 1 + j
+            again = ask_again(
+                first, number, fresh_id(rng, world), asked_at(number), state, rng.choice(phrasings)
+            )
+            copies[label].append(again)
+    for label, _ in WORDINGS:
+        tasks += copies[label]
+    windows = [("train", 1, TRAIN)]
+    windows += [
+        (label, TRAIN + w * PAIRED + 1, TRAIN + (w + 1) * PAIRED) for w, (label, _) in enumerate(WORDINGS)
+    ]
+    frozen = {t.task_id for t in tasks[TRAIN:]}
     return Scenario("rephrased", world, tasks, windows, frozen=frozen)
 
 

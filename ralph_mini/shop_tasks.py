@@ -4,6 +4,8 @@
 world, and writes down what a correct reply must say *under the state the world will be in when the
 task runs* (a scenario knows its schedule of changes in advance). So the grader follows the new truth:
 after the refund window shrinks from 30 to 14 days, refunding a payment 20 days old is wrong.
+``ask_again`` asks the same request again, later and in other words, about a twin of the order (its
+own id, every time moved with the clock), so two wordings can be compared on the same draw.
 
 Each type's oracle is a policy that knows the rules (and the current state) but not the data:
 
@@ -20,14 +22,14 @@ Left out on purpose: questions about two orders, and orders asked about twice.
 """
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from ralph_mini import order_words as ow
 from ralph_mini import shop_words as sw
 from ralph_mini.shop_world import Parcel, ShopState, ShopWorld
 from ralph_mini.suite import Task
-from ralph_mini.world import Order, stamp
+from ralph_mini.world import TIME_FORMAT, Order, stamp
 
 SUB_KINDS = {  # per type: sub-kind -> share
     sw.STATUS: {"paid_cached": 0.3, "paid_uncached": 0.15, "refunded": 0.1, "pending_fresh": 0.15,
@@ -53,6 +55,7 @@ class ShopTask(Task):
 
     task_type: str = sw.STATUS
     phrasing: int = 0  # position in shop_words.PHRASINGS[task_type]
+    shown_id: str = ""  # the order id as the customer wrote it (sometimes in lower case)
     prompt: str = ""
     expected_writes: tuple[tuple[str, str], ...] = ()
     world: ShopWorld | None = field(default=None, compare=False, repr=False)
@@ -158,9 +161,7 @@ def make_task(number: int, world: ShopWorld, rng: random.Random, task_type: str,
     """Add one fresh order of ``task_type`` to ``world`` and return the task about it, asked at ``now``."""
     kinds = SUB_KINDS[task_type]
     kind = rng.choices(list(kinds), weights=list(kinds.values()))[0]
-    order_id = f"{rng.choice('EFGHJKLMNPRSTUVWXYZ')}{rng.randint(100, 999)}"
-    while order_id in world.orders:
-        order_id = f"{rng.choice('EFGHJKLMNPRSTUVWXYZ')}{rng.randint(100, 999)}"
+    order_id = fresh_id(rng, world)
     order = random_order(rng, order_id, task_type, kind, now)
     world.orders[order_id] = order
     charges = {"once": 1, "twice": 2}.get(kind, 0) if task_type == sw.CHARGES else int(bool(order.txn_id))
@@ -170,20 +171,65 @@ def make_task(number: int, world: ShopWorld, rng: random.Random, task_type: str,
         world.parcels[order_id] = parcel
     phrasing = rng.choice(phrasings)
     shown_id = order_id.lower() if rng.random() < sw.LOWER_CASE_SHARE else order_id
+    return ask(number, world, task_type, order, state, now, phrasing, shown_id)
+
+
+def fresh_id(rng: random.Random, world: ShopWorld) -> str:
+    """An order id the world does not hold yet."""
+    order_id = f"{rng.choice('EFGHJKLMNPRSTUVWXYZ')}{rng.randint(100, 999)}"
+    while order_id in world.orders:
+        order_id = f"{rng.choice('EFGHJKLMNPRSTUVWXYZ')}{rng.randint(100, 999)}"
+    return order_id
+
+
+def ask_again(task: ShopTask, number: int, order_id: str, now: datetime, state: ShopState,
+              phrasing: int) -> ShopTask:  # fmt: skip
+    """The same request about a twin of ``task``'s order, asked at ``now`` in ``phrasing``.
+
+    The twin has its own id (a write to one never touches the other) and the same fields, with every
+    time moved by the distance between the two asking times: every age is the same, so the truth and
+    the oracle's calls are too (only ``paid_at`` moves with the clock). Its charges and parcel are
+    copies. The id keeps the case the customer wrote it in. ``scenarios.rephrased`` asks one draw this
+    way in three wordings, so the wordings can be compared task by task."""
+    world = task.world
+    if world is None or order_id in world.orders:
+        raise ValueError(f"ask_again needs a task in a world and a new order id, not {order_id!r}")
+    shift = now - datetime.strptime(task.now, TIME_FORMAT)
+    order = world.orders[task.order_id]
+    world.orders[order_id] = replace(
+        order,
+        order_id=order_id,
+        created_at=order.created_at + shift,
+        paid_at=order.paid_at and order.paid_at + shift,
+        settled_at=order.settled_at and order.settled_at + shift,
+    )
+    world.charges[order_id] = list(world.charges[task.order_id])
+    if task.order_id in world.parcels:
+        world.parcels[order_id] = world.parcels[task.order_id]
+    shown_id = order_id.lower() if task.shown_id.islower() else order_id
+    return ask(number, world, task.task_type, world.orders[order_id], state, now, phrasing, shown_id)
+
+
+def ask(number: int, world: ShopWorld, task_type: str, order: Order, state: ShopState, now: datetime,
+        phrasing: int, shown_id: str) -> ShopTask:  # fmt: skip
+    """The task about an order already in ``world``: its question, its truth under ``state`` at ``now``."""
+    order_id = order.order_id
+    charges = len(world.charges[order_id])
     writes = {sw.REFUND: ow.REFUND, sw.CANCEL: ow.CANCEL}
-    truth = expected(task_type, order, state, now, charges, parcel)
+    truth = expected(task_type, order, state, now, charges, world.parcels.get(order_id))
     wrote = truth.get(task_type) == sw.DONE and task_type in writes
     return ShopTask(
         task_id=f"T{number:03d}",
         question=sw.PHRASINGS[task_type][phrasing].format(id=shown_id),
         order_id=order_id,
-        kind=f"{task_type}:{kind}",
+        kind=f"{task_type}:{order.kind}",
         expected=truth,
         oracle_calls=oracle_calls(task_type, order, state, now),
         now=stamp(now),
         relevant_tools=RELEVANT_TOOLS[task_type],
         task_type=task_type,
         phrasing=phrasing,
+        shown_id=shown_id,
         prompt=sw.SHOP_PROMPT.format(now=stamp(now), refund_days=state.refund_days),
         expected_writes=((writes[task_type], order_id),) if wrote else (),
         world=world,

@@ -4,21 +4,23 @@ tasks are graded on the world's final state, and the offline model reads every p
 import dataclasses
 import json
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 
 from ralph_mini import order_words as ow
 from ralph_mini import shop_words as sw
 from ralph_mini.bench import RALPH, run_agent
+from ralph_mini.measure import RunRecord
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
-from ralph_mini.scenario_bench import FULL, pass_k, run_arm
-from ralph_mini.scenarios import DRIFT, build
+from ralph_mini.scenario_bench import FULL, paired_rows, pass_k, run_arm
+from ralph_mini.scenarios import DRIFT, PAIRED, TRAIN, WORDINGS, build
 from ralph_mini.shop_tasks import make_task
 from ralph_mini.shop_world import ShopState, empty_shop
 from ralph_mini.suite import grade, make_suite
-from ralph_mini.world import NOW, Order
+from ralph_mini.world import NOW, TIME_FORMAT, Order
 
 
 def task_of(task_type: str, kind: str, phrasing: int = 0):
@@ -97,6 +99,71 @@ def test_held_out_phrasings_never_reach_memory():
             words = max(phrasings[i].split("{id}"), key=len).strip(" ?.，？")
             assert words not in stored, (task_type, words)
     assert run.memory.experiences, "the loop learned nothing at all: the test would prove nothing"
+
+
+def test_the_rephrased_scenario_asks_the_same_draws_in_three_wordings():
+    """Copy j of each wording: same type, order kind, ages, truth, oracle calls and writes; its own order,
+    identical but for the id and times moved with the asking time; a phrasing of its own wording."""
+    scenario = build("rephrased")
+    frozen = scenario.tasks[TRAIN:]
+    assert [w[0] for w in scenario.windows[1:]] == [label for label, _ in WORDINGS]
+    assert {t.task_id for t in frozen} == scenario.frozen and len(frozen) == 3 * PAIRED
+    ids = [t.order_id for t in scenario.tasks]
+    assert len(set(ids)) == len(ids)  # a write in one window cannot reach another window's order
+    world = scenario.world
+    for j in range(PAIRED):
+        copies = frozen[j::PAIRED]
+        first = copies[0]
+        for copy, (_, phrasings) in zip(copies, WORDINGS, strict=True):
+            shift = datetime.strptime(copy.now, TIME_FORMAT) - datetime.strptime(first.now, TIME_FORMAT)
+            assert copy.phrasing in phrasings and copy.shown_id.islower() == first.shown_id.islower()
+            assert (copy.task_type, copy.kind, copy.oracle_calls) == (
+                first.task_type,
+                first.kind,
+                first.oracle_calls,
+            )
+            paid = first.expected.get("paid_at")
+            moved = paid and (datetime.strptime(paid, TIME_FORMAT) + shift).strftime(TIME_FORMAT)
+            assert copy.expected == first.expected | ({"paid_at": moved} if paid else {})
+            assert [w for w, _ in copy.expected_writes] == [w for w, _ in first.expected_writes]
+            a, b = world.orders[first.order_id], world.orders[copy.order_id]
+            assert b == dataclasses.replace(a, order_id=b.order_id, created_at=a.created_at + shift,
+                                            paid_at=a.paid_at and a.paid_at + shift,
+                                            settled_at=a.settled_at and a.settled_at + shift)  # fmt: skip
+            assert world.charges[copy.order_id] == world.charges[first.order_id]
+            assert world.parcels.get(copy.order_id) == world.parcels.get(first.order_id)
+
+
+def test_paired_rows_compare_each_wording_with_the_trained_phrasings():
+    def records(*calls_correct):
+        return [
+            RunRecord(f"T{i}", "status:x", c, 0, ok, 1.0, 100, 1) for i, (c, ok) in enumerate(calls_correct)
+        ]
+
+    windows = [
+        ("train", 1, 1),
+        ("held-out English", 2, 3),
+        ("held-out Chinese", 4, 5),
+        ("trained phrasings", 6, 7),
+    ]
+    run = SimpleNamespace(
+        scenario=SimpleNamespace(windows=windows),
+        arm=SimpleNamespace(name="toy"),
+        records=records((9, True), (3, True), (2, False), (2, True), (2, True), (2, True), (2, True)),
+    )
+    rows = {row["wording"]: row for row in paired_rows(run)}
+    assert (
+        rows["held-out English"]["calls/task"] == 2.5 and rows["held-out English"]["calls vs trained"] == 1.25
+    )
+    assert (
+        rows["held-out English"]["correct"] == "1/2"
+        and rows["held-out English"]["same verdict as trained"] == "1/2"
+    )
+    assert (
+        rows["held-out Chinese"]["calls vs trained"] == 1.0
+        and rows["trained phrasings"]["calls vs trained"] == 1.0
+    )
+    assert rows["trained phrasings"]["oracle calls/task"] == 1.0
 
 
 @pytest.mark.parametrize("task_type", sw.TASK_TYPES)
