@@ -9,7 +9,7 @@ Left out on purpose: statistics beyond means (the suite is deterministic, so the
 """
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
@@ -18,42 +18,22 @@ from ralph_mini.measure import RunRecord, format_table, record, run_suite, windo
 from ralph_mini.memory import NO_DECAY, Memory, MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.offline import OfflineModel
-from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.run_state import StateError, check_resumable, export_state, open_state, run_bare
+from ralph_mini.scenario_bench import BARE, Arm, arm_planner
 from ralph_mini.store import Store, StoreError
 from ralph_mini.suite import Task, make_suite
 from ralph_mini.tools import Tool
 
+Agent = Arm  # one column of the benchmark: notebook 06 and 10 call it an agent, notebook 09 an arm
 
-@dataclass(frozen=True)
-class Agent:
-    """One column of the benchmark: how the Ralph Loop is configured (or bare ReAct)."""
-
-    name: str
-    ralph: bool = True
-    loop: LoopConfig = LoopConfig()
-    memory: MemoryConfig = MemoryConfig()
-    vector: bool = True  # plan with the hybrid faiss retriever (else tag lookup)
-    extra: dict = field(default_factory=dict)
-
-
-BARE = Agent("bare ReAct", ralph=False)
 RALPH = Agent("Ralph Loop")
 ABLATIONS = (
     Agent("no reflector", loop=LoopConfig(reflect=False)),
     Agent("no memory threshold", memory=MemoryConfig(confirm_threshold=1, calls_saved_threshold=1)),
     Agent("no decay", memory=replace(MemoryConfig(), **NO_DECAY)),
-    Agent("no vector retrieval", vector=False),
+    Agent("no vector retrieval", planner="tags"),
     Agent("no second retrieval", loop=LoopConfig(second_retrieval=False)),
 )
-
-
-def agent_planner(agent: Agent, memory: Memory) -> Callable | None:
-    """The agent's first retrieval: the hybrid retriever within the loop's budget, or None (tag lookup)."""
-    if not agent.vector:
-        return None
-    loop = agent.loop
-    return make_planner(Retriever(memory), loop.context_tokens, loop.injection_budget, loop.top_k)
 
 
 def run_agent(
@@ -78,7 +58,7 @@ def run_agent(
     history, now = resume_point(store) if store is not None else ([], None)
     clock = FakeClock() if now is None else FakeClock(now)
     memory = Memory(clock, agent.memory) if store is None else store.load_memory(clock, agent.memory)
-    planner = agent_planner(agent, memory)
+    planner = arm_planner(agent, memory)
     results = run_loop(
         tasks[len(history) :],
         model,

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ralph_mini.bench import RALPH, Agent, agent_planner
+from ralph_mini.bench import RALPH, Agent, arm_planner
 from ralph_mini.clock import FakeClock
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, TaskResult, run_loop
@@ -148,7 +148,7 @@ def run_pass(
     Returns the results and the lessons the memory holds at the end, notes first, in order."""
     clock = FakeClock()
     memory = memory_from_notes(lessons, agent, clock)
-    plan, advance = agent_planner(agent, memory), (lambda _: clock.advance(hours=hours_between_tasks))
+    plan, advance = arm_planner(agent, memory), (lambda _: clock.advance(hours=hours_between_tasks))
     results = run_loop(tasks, model, tools, memory, config=agent.loop, retrieve_plan=plan,
                        between_tasks=advance)  # fmt: skip
     return results, [e.rule for e in memory.active()]

@@ -21,7 +21,7 @@ Left out on purpose: confidence intervals (runs are deterministic per seed; pass
 """
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from math import comb
@@ -35,18 +35,33 @@ from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.scenarios import SCENARIOS, WORDINGS, Scenario, build, seed_memory, task_type
+from ralph_mini.suite import Task
 from ralph_mini.world import stamp
+
+PLANNERS = ("vector", "keyword", "tags", "all", "placebo")
 
 
 @dataclass(frozen=True)
 class Arm:
-    """One column of the scenario table. ``planner``: vector (hybrid), keyword, all, or placebo."""
+    """One column of a benchmark table (this one, and notebook 06's ``bench.Agent``): how the Ralph Loop
+    is configured, or bare ReAct. ``planner``, the loop's first retrieval (``arm_planner``):
+
+    - ``vector``: the hybrid (faiss + keyword) retriever, within the loop's token budget and top-k;
+    - ``keyword``: the keyword retriever alone, within the same budget;
+    - ``tags``: no retriever; the loop's own tag lookup (``retrieve_plan=None``);
+    - ``all``: every lesson ever learned, of any status (the long-context control);
+    - ``placebo``: active lessons learned on other task types, shuffled (needs the tasks).
+    """
 
     name: str
     ralph: bool = True
     loop: LoopConfig = LoopConfig()
     memory: MemoryConfig = MemoryConfig()
     planner: str = "vector"
+
+    def __post_init__(self):
+        if self.planner not in PLANNERS:
+            raise ValueError(f"Arm {self.name!r}: planner={self.planner!r}; use one of {', '.join(PLANNERS)}")
 
 
 BARE = Arm("bare ReAct", ralph=False)
@@ -78,15 +93,20 @@ class ArmRun:
     results: list[TaskResult]
 
 
-def planner_for(arm: Arm, memory: Memory, scenario: Scenario):
-    """The arm's first retrieval, as a ``retrieve_plan`` for ``loop.run_task``."""
+def arm_planner(arm: Arm, memory: Memory, tasks: Sequence[Task] = ()) -> Callable | None:
+    """The arm's first retrieval, as a ``retrieve_plan`` for ``loop.run_task`` (None: tag lookup).
+    ``tasks`` (the scenario's) tell the placebo which task type each lesson was learned on."""
     loop = arm.loop
+    if arm.planner == "tags":
+        return None
     if arm.planner in ("vector", "keyword"):
         retriever = Retriever(memory, mode="hybrid" if arm.planner == "vector" else "keyword")
         return make_planner(retriever, loop.context_tokens, loop.injection_budget, loop.top_k)
     if arm.planner == "all":
         return lambda task, memory: sorted(memory.experiences.values(), key=lambda e: e.rule)
-    types = {t.task_id: task_type(t) for t in scenario.tasks}
+    if not tasks:
+        raise ValueError(f"Arm {arm.name!r}: the placebo needs the tasks, arm_planner(arm, memory, tasks)")
+    types = {t.task_id: task_type(t) for t in tasks}
 
     def placebo(task, memory: Memory) -> list[Experience]:
         mine = task_type(task)
@@ -106,7 +126,7 @@ def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) ->
     memory = Memory(clock, arm.memory) if arm.ralph else None
     if memory is not None:
         seed_memory(memory, scenario.seed_lessons)
-    planner = planner_for(arm, memory, scenario) if memory is not None else None
+    planner = arm_planner(arm, memory, scenario.tasks) if memory is not None else None
     records, results = [], []
     for number, task in enumerate(scenario.tasks, 1):
         scenario.apply_changes(number)

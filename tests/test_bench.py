@@ -1,9 +1,14 @@
 """The benchmark: Ralph vs bare ReAct on a small suite as inequalities, the ablations' identities, the
 retrieval speed check, and the CLI."""
 
-from ralph_mini.bench import ABLATIONS, BARE, RALPH, main, run_agent
+import pytest
+
+from ralph_mini.bench import ABLATIONS, BARE, RALPH, Agent, main, run_agent
+from ralph_mini.clock import FakeClock
 from ralph_mini.measure import summarize, windows
+from ralph_mini.memory import Memory
 from ralph_mini.offline import OfflineModel
+from ralph_mini.scenario_bench import Arm, arm_planner
 from ralph_mini.suite import make_suite
 from ralph_mini.vector_speed import retrieval_speed
 
@@ -29,6 +34,18 @@ def test_no_reflector_is_bare_react():
     assert (
         run_agent(no_reflector, SUITE.tasks, MODEL, TOOLS)[0] == run_agent(BARE, SUITE.tasks, MODEL, TOOLS)[0]
     )
+
+
+def test_one_arm_type_names_its_planner():
+    assert Agent is Arm  # notebook 06's agents and notebook 09's arms are one type
+    memory = Memory(FakeClock())
+    no_vector = next(a for a in ABLATIONS if a.name == "no vector retrieval")
+    assert no_vector.planner == "tags" and arm_planner(no_vector, memory) is None  # the loop's tag lookup
+    assert RALPH.planner == "vector" and callable(arm_planner(RALPH, memory))
+    with pytest.raises(ValueError, match="'vectors'.*tags"):
+        Arm("typo", planner="vectors")
+    with pytest.raises(ValueError, match="placebo needs the tasks"):
+        arm_planner(Arm("placebo", planner="placebo"), memory)
 
 
 def test_windows_label_the_rows():

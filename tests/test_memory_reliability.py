@@ -17,15 +17,16 @@ starts in milliseconds instead of the ~1 s a fresh interpreter takes to import t
 """
 
 import json
-import multiprocessing
 import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from writers import ADDS, forkserver, rule, run_two_writers
 
 from ralph_mini import memory_file as memory_module
 from ralph_mini.clock import FakeClock
@@ -36,20 +37,13 @@ STEP = 20  # experiences added per save by the killed writer
 KILLS = 20
 
 
-def rule(i: int, who: str = "w") -> str:
-    """A distinct, valid rule per number: 'when any task: skip tool_w_17'."""
-    return f"when any task: skip tool_{who}_{i}"
-
-
 def rules_in(path: Path) -> list[str]:
     return [e.rule for e in MemoryFile(path).load(FakeClock()).experiences.values()]
 
 
 @pytest.fixture(scope="module")
 def processes():
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ralph_mini.memory", __name__])  # children start in ~10 ms
-    return context
+    return forkserver("ralph_mini.memory", __name__)
 
 
 def report(progress: Path, line: str) -> None:
@@ -247,42 +241,27 @@ def is_json(text: str) -> bool:
 
 # --- two writers at once -------------------------------------------------------------------------
 
-ADDS = 50  # experiences each of the two writers adds
 
-
-def adder(path: str, who: str, start, span_file: str, safe: bool) -> None:
+def adder(who: str, path: str, safe: bool) -> Callable[[int], None]:
     """Add ADDS distinct experiences, one write each, either with update() or with load ... save."""
     store, clock = MemoryFile(path), FakeClock()
-    start.wait()
-    began = time.time()
-    for i in range(ADDS):
+
+    def add(i: int) -> None:
         text = rule(i, who)
         if safe:
-            store.update(clock, lambda memory, text=text: memory.propose(text, task_id=who, run_id="R1"))
+            store.update(clock, lambda memory: memory.propose(text, task_id=who, run_id="R1"))
         else:
             memory = store.load(clock)
             memory.propose(text, task_id=who, run_id="R1")
             time.sleep(0.002)  # the kernel works with its copy (in a notebook: a whole task, seconds)
             store.save(memory)
-        time.sleep(0.002)  # and between writes
-    Path(span_file).write_text(json.dumps([began, time.time()]))
+
+    return add
 
 
 def two_writers(tmp_path: Path, processes, safe: bool) -> list[str]:
     path = tmp_path / "memory.json"
-    start = processes.Event()
-    writers = [
-        processes.Process(target=adder, args=(str(path), who, start, str(tmp_path / who), safe))
-        for who in ("a", "b")
-    ]
-    for writer in writers:
-        writer.start()
-    start.set()
-    for writer in writers:
-        writer.join(timeout=60)
-        assert writer.exitcode == 0
-    (a_began, a_ended), (b_began, b_ended) = (json.loads((tmp_path / w).read_text()) for w in ("a", "b"))
-    assert a_began < b_ended and b_began < a_ended, "the two writers did not run at the same time"
+    run_two_writers(processes, tmp_path, adder, str(path), safe)
     return rules_in(path)
 
 

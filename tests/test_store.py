@@ -13,18 +13,18 @@ what the state must be after exactly n committed tasks (``expected_state(n)``), 
   ``StoreError`` naming the file and the fix, keeps a copy and leaves the file byte-for-byte as it was.
 """
 
-import json
-import multiprocessing
 import os
 import random
 import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from writers import ADDS, forkserver, rule, run_two_writers
 
 from ralph_mini.clock import FakeClock
 from ralph_mini.log import LogRecord, RunSummary, append_run, load_log
@@ -33,10 +33,6 @@ from ralph_mini.memory_file import MemoryFile, MemoryFileError, journal
 from ralph_mini.store import CompletedTask, Store, StoreError
 
 PAD = "x" * 20_000  # a task result of realistic size, so a commit writes several pages
-
-
-def rule(i: int, who: str = "w") -> str:
-    return f"when any task: skip tool_{who}_{i}"
 
 
 def run_of(k: int, who: str = "w") -> tuple[list[LogRecord], RunSummary]:
@@ -278,37 +274,32 @@ def test_an_empty_file_is_a_new_store(tmp_path):
 
 # --- two processes at once -----------------------------------------------------------------------
 
-ADDS = 50
 SHARED = "when any task: skip tool_shared"
 
 
 @pytest.fixture(scope="module")
 def processes():
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ralph_mini.store", __name__])  # children start in ~10 ms
-    return context
+    return forkserver("ralph_mini.store", __name__)
 
 
-def writer(path: str, who: str, start, span_file: str, mode: str) -> None:
-    """ADDS writes: a task each ('tasks'), a vote on the shared lesson each through update ('update'),
-    or the same vote through a stale load_memory ... commit_task ('stale')."""
+def writer(who: str, path: str, mode: str) -> Callable[[int], None]:
+    """A task each ('tasks'), a vote on the shared lesson each through update ('update'), or the same
+    vote through a stale load_memory ... commit_task ('stale')."""
     store, clock = Store(path), FakeClock()
     memory = store.load_memory(clock)
-    start.wait()
-    began = time.time()
-    for i in range(ADDS):
+
+    def write(i: int) -> None:
         if mode == "update":
             store.update(clock, lambda m: m.record_hits([m.experiences[shared_id(m)]]))
-            time.sleep(0.002)
-            continue
+            return
         memory.propose(rule(i, who), task_id=f"{who}{i}", run_id=f"R{who}{i:03d}")
         if mode == "stale":
             memory.record_hits([memory.experiences[shared_id(memory)]])
             time.sleep(0.002)  # the task takes a while (in a notebook: seconds)
         store.commit_task(memory.experiences.values(), task_id=f"{who}{i}", runs=[run_of(i, who)],
                           result={"who": who, "i": i})  # fmt: skip
-        time.sleep(0.002)
-    Path(span_file).write_text(json.dumps([began, time.time()]))
+
+    return write
 
 
 def shared_id(memory: Memory) -> str:
@@ -318,18 +309,7 @@ def shared_id(memory: Memory) -> str:
 def two_writers(tmp_path: Path, processes, mode: str) -> Store:
     path = tmp_path / "state.sqlite"
     Store(path).update(FakeClock(), lambda m: m.propose(SHARED, task_id="T0", run_id="R0"))
-    start = processes.Barrier(2)  # both writers leave it together, once both are loaded
-    writers = [
-        processes.Process(target=writer, args=(str(path), who, start, str(tmp_path / who), mode))
-        for who in ("a", "b")
-    ]
-    for process in writers:
-        process.start()
-    for process in writers:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    (a_began, a_ended), (b_began, b_ended) = (json.loads((tmp_path / w).read_text()) for w in ("a", "b"))
-    assert a_began < b_ended and b_began < a_ended, "the two writers did not run at the same time"
+    run_two_writers(processes, tmp_path, writer, str(path), mode)
     return Store(path)
 
 
