@@ -151,7 +151,8 @@ def execute(task, model, tools, planned: list[Experience], memory: Memory, confi
     exclude, kind, offered = [e.id for e in planned], task_type_of(task), [t.name for t in tools]
 
     def more_lessons(step: Step) -> list[str]:
-        found = memory.retrieve(step_tags(step), len(memory.experiences), exclude=exclude)
+        tags = step_tags(step, task.now)
+        found = planner.held_first(memory.retrieve(tags, len(memory.experiences), exclude=exclude), tags)
         mine = (
             [e for e in found if applicable(e, kind, types or {}, offered)] if config.per_task_type else found
         )

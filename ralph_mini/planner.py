@@ -24,8 +24,9 @@ from ralph_mini import shop_words as sw
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
 from ralph_mini.reflect import Review, quick_review
-from ralph_mini.rules import parse_rule
+from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import Tool
+from ralph_mini.votes import trigger_held
 from ralph_mini.waste import run_waste
 
 ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
@@ -128,3 +129,23 @@ def estimate_calls_saved(rule: str, trace: Trace, complete: Collection[str] = ()
         after = next((s.index for s in trace.steps if s.tool == parsed.trigger.tool), len(trace.steps) + 1)
         return sum(1 for s in trace.steps if s.index in wasted and s.index > after)
     return sum(1 for s in trace.steps if s.index in wasted and s.tool in skips)
+
+
+def held_first(found: Sequence[Experience], tags: Collection[str]) -> list[Experience]:
+    """The mid-run matches whose whole trigger held (age included), the most specific trigger first:
+    an age condition, then a status, then a tool's result. A specific trigger says more about the case
+    in hand than a general one, so it gets the few slots left; ties keep memory's order (by weight)."""
+    held = []
+    for experience in found:
+        try:
+            rule = parse_rule(experience.rule)
+        except RuleSyntaxError:
+            continue
+        if trigger_held(rule, tags):
+            held.append((-_specificity(rule), len(held), experience))
+    return [experience for *_, experience in sorted(held, key=lambda item: item[:2])]
+
+
+def _specificity(rule) -> int:
+    trigger = rule.trigger
+    return 3 if trigger.age_op else 2 if trigger.status else 1 if trigger.tool else 0
