@@ -25,12 +25,12 @@
 # | guard | what it does | default |
 # |---|---|---|
 # | generalization filter | rejects a rule that names an order, customer, amount, date or transaction | always on |
-# | write threshold | a rule stays a *candidate* until proposed in N separate tasks (or it saves K calls alone) | N = 2, K = 2 |
+# | write threshold | a rule stays a *candidate* until proposed in N separate tasks, or it saves K calls alone, or it was learned from an answer the grader rejected | N = 2, K = 2 |
 # | merge (dedup) | a new wording, action order or near duplicate of a stored rule strengthens it instead of adding a row | ages within 20% |
-# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to, or a wrong answer it could have caused | always on |
+# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to (`waste.py`), or a wrong answer it could have caused | always on |
 # | vote decay | each new vote on a rule weighs its earlier ones by 0.5 ** (1/5): a vote counts half after five more | half-life 5 votes |
 # | removal | at N failures, once the decayed down-votes outweigh the up-votes, the rule is *removed* | N = 2 |
-# | contradiction | a rule that becomes active marks an active rule with the same trigger and the opposite action *invalid* | always on |
+# | contradiction | a rule that becomes active, or that a new task confirms, marks *invalid* an active rule with the same trigger and the opposite action, or a wider rule it is a counterexample to; so does a tool the world stops offering | always on |
 # | decay and expiry | weight halves every week without a hit, halves again once not hit for two weeks, gone after 30 days | 7 / 14 / 30 days |
 
 # %%
@@ -281,6 +281,40 @@ pd.DataFrame(
 # The free-form wording of t2 counted as the second task confirming t1's rule: one row, written. The
 # opposite rule waited as a candidate until a second task proposed it; the moment it was written, the
 # old rule became invalid, kept with the reason.
+#
+# Two more ways a rule turns false. **A counterexample**: "when status is pending: answer" says every
+# pending order can be answered at once. A run that shows an *old* pending order needs the provider
+# ("... and age over 30 min: call query_payment_api") is a case where the wide rule is wrong, so a new
+# task confirming the narrow rule invalidates the wide one. (The other way round, a new wide rule
+# against an old narrow one, memory keeps both: the narrow one may be the wide one's exception, and
+# the votes decide.) **A tool that is gone**: when a task's world no longer offers the tool a rule
+# sends the agent to, the rule is invalid from that task on (notebook 09's cache disappears). Both
+# come back only through new tasks confirming them.
+
+# %%
+demo_clock = FakeClock()
+demo = Memory(demo_clock)
+over_30 = "when status is pending and age over 30 min: call query_payment_api"
+for task_id, text in [("s1", over_30), ("s2", over_30), ("s3", "when status is pending: answer"),
+                      ("s4", "when status is pending: answer"), ("t5", over_30)]:  # fmt: skip
+    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id)[0])
+    demo_clock.advance(hours=6)
+demo.propose("when any task: start with query_local_cache", task_id="s1", run_id="s1")
+demo.propose("when any task: start with query_local_cache", task_id="s2", run_id="s2")
+print("the cache is gone:", demo.invalidate_unoffered(["query_database", "query_payment_api"], "order_status"))
+pd.DataFrame({"status": e.status, "why": e.status_reason} for e in demo.experiences.values()).set_index(
+    pd.Index([e.rule for e in demo.experiences.values()], name="rule")
+)
+
+# %% [markdown]
+# **What counts as a wasted call** is defined once, in `ralph_mini/waste.py`, and the fast loop, the
+# votes and the write threshold all use it: a wrong call; a repeat of what the run already knew; a
+# "not found" after another tool found the order; and a look-up *covered* by another: every value it
+# gave the answer, another call gave too, with more. That last one matters for a rule like "when any
+# task: call query_payment_api". An agent that follows it asks the slow provider first, then the
+# database, which has the status, the amount *and* the payment time. The provider call came first, so
+# by "who said it first" it looks useful; by "could the answer do without it" it was waste, and the
+# rule that sent the agent there pays for it.
 #
 # ## Time: decay and expiry
 #
