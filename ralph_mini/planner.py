@@ -64,11 +64,11 @@ def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
 
 
 def lesson_types(experience: Experience, types: Mapping[str, str]) -> set[str]:
-    """The task types a lesson was learned on: those of the tasks that proposed it (``types``: task id ->
-    type, from the loop's history), or the type memory filed it under when none of them is known. Memory
-    keeps one row per rule text, so a rule first learned on one type and then on another serves both."""
-    learned = {types[t] for t in experience.source_tasks if t in types}
-    return learned or {experience.task_type}
+    """The task types a lesson was learned on: the type memory filed it under (its first), and those of
+    the tasks that proposed it since (``types``: task id -> type, from the loop's history; a lesson from
+    an earlier deployment has sources the history does not know). Memory keeps one row per rule text, so
+    a rule first learned on one type and then on another serves both."""
+    return {experience.task_type} | {types[t] for t in experience.source_tasks if t in types}
 
 
 def history_types(history: Iterable) -> dict[str, str]:
