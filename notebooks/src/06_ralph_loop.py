@@ -236,7 +236,7 @@ ablations
 #   outrank the one a task needs for the planned slot; the second retrieval then adds one lesson, not
 #   every one that applies. Over twelve days that is all decay does here (notebook 04 shows it over a
 #   month).
-# - **no vector retrieval**: the same calls and seconds, and *fewer* tokens (2707 against 2724 per
+# - **no vector retrieval**: the same calls and seconds, and *fewer* tokens (2700 against 2708 per
 #   task). Tag lookup plans with the "any task" rules only and leaves the rest to the second retrieval,
 #   which adds them after the first call has shown which one applies; the vector planner puts a lesson
 #   similar to the question into the first prompt already, and every later prompt of the run carries
