@@ -202,3 +202,34 @@ def test_lessons_table_budget_matches_loop_config():
     assert re.search(
         rf"\b{round(config.injection_budget * 100)}% / {config.top_k}-lesson", row["what it adds"]
     )
+
+
+def test_scenario_table_and_the_rephrased_sentence():
+    """``python -m ralph_mini bench --scenario all``: bare ReAct against the full loop (model seed 0)."""
+    from ralph_mini.scenario_bench import BARE as BARE_ARM
+    from ralph_mini.scenario_bench import FULL, paired_rows, run_arm
+    from ralph_mini.scenarios import SCENARIOS
+
+    computed = []
+    for name in SCENARIOS:
+        bare_run, full_run = run_arm(name, BARE_ARM), run_arm(name, FULL)
+        b, f = summarize(bare_run.records, "bare"), summarize(full_run.records, "full")
+        n = len(bare_run.records)
+        computed.append({"scenario": name, "tasks": n,
+                         "correct, bare": f"{sum(r.correct for r in bare_run.records)}/{n}",
+                         "correct, Ralph": f"{sum(r.correct for r in full_run.records)}/{n}",
+                         "calls/task, bare": b["calls/task"], "calls/task, Ralph": f["calls/task"],
+                         "oracle calls/task": b["oracle calls/task"], "tokens/task, bare": b["tokens/task"],
+                         "tokens/task, Ralph": f["tokens/task"]})  # fmt: skip
+        if name == "rephrased":
+            paired, bare_paired = paired_rows(full_run), paired_rows(bare_run)
+    assert_table(readme_table("static"), computed, ("scenario",))
+
+    def calls(rows):
+        return f"{rows[0]['calls/task']:.2f}, {rows[1]['calls/task']:.2f} and {rows[2]['calls/task']:.2f}"
+
+    assert len({row["correct"] for row in paired}) == len({row["correct"] for row in bare_paired}) == 1
+    assert_says(
+        f"the loop makes {calls(paired)} calls/task and answers {paired[0]['correct']} in each (bare ReAct: "
+        f"{calls(bare_paired)} calls, {bare_paired[0]['correct']} each)"
+    )
