@@ -201,7 +201,7 @@ class Memory:
         """Vote on the injected rules whose whole trigger held; remove those the recent votes condemn.
 
         ``correct`` is the grader's verdict on the run, ``revealed`` the tags the run showed
-        (``log.run_tags``), ``wasted`` the tool of each wrong or redundant call (``log.wasted_calls``),
+        (``log.run_tags``), ``wasted`` the tool of each wasted call (``waste.run_waste``),
         ``offered`` the names of the tools the run had (None: not known).
         Down for wasted calls to a tool it sent the agent to, or one not offered, or for a wrong answer it
         could have caused (it said answer, or skip a tool the run did not call): ``votes.judge``."""

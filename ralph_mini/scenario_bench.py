@@ -12,7 +12,7 @@ oracle's calls ("never" if the window's last task is not).
 
 The rephrased scenario asks the same 15 requests in three wordings, so ``paired_rows`` compares them
 directly: per wording, correct, verdicts equal to the trained copy's, calls/task and their ratio to the
-trained phrasings' (issue 16: held-out wordings within 5%, same correctness).
+trained phrasings' (the target: held-out wordings within 5%, same correctness).
 
 pass^k (tau-bench): each task run with k model seeds; per task C(c, k) / C(n, k) for c correct of n = k
 runs, averaged over tasks: the chance that all k succeed.
@@ -177,7 +177,7 @@ def paired_rows(run: ArmRun) -> list[dict]:
     """The rephrased scenario's frozen part, one row per wording of ``scenarios.WORDINGS``.
 
     Every wording asks the same draws (copy j of each is the same request about a twin order), so
-    calls/task compare directly, and so do verdicts, pair by pair. Issue 16's target: held-out wordings
+    calls/task compare directly, and so do verdicts, pair by pair. The target: held-out wordings
     within 5% of the trained phrasings' calls/task ("calls vs trained" at most 1.05), same correctness."""
     where = {label: (first, last) for label, first, last in run.scenario.windows}
     chunks = {label: run.records[where[label][0] - 1 : where[label][1]] for label, _ in WORDINGS}

@@ -9,7 +9,7 @@ can be read in one page:
   tags come from ``log.run_tags``: {'any', 'query_local_cache:found', 'status:pending',
   'age:pending:12'}. A rule whose trigger did not hold neither earns nor loses anything.
 - **What did it cost, and could the rule have caused it?** A wasted call (wrong or redundant,
-  ``log.wasted_calls``) counts against the rules that sent the agent to that tool (``sent_to``: 'call
+  ``waste.wasted_calls``) counts against the rules that sent the agent to that tool (``sent_to``: 'call
   T', 'start with T'): a rule that only wastes calls is voted out too. So does a run in which such a
   rule was in play and the world did not offer its tool (the cache is gone): it cannot be followed and
   takes a lesson's place for nothing. (A tool offered but not called is no vote either way: the model
