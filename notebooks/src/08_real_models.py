@@ -267,10 +267,11 @@ print(
 # **With the offline model reflecting**, the eight reflections are all valid, but they leave two
 # lessons. The offline reflector knows no answers: from a run that only left out `paid_at` (T001,
 # T006, T008) it finds no wasted step and writes no rule. From each of the four runs without a
-# look-up it proposes *start with query_database*, which becomes active; from T007 it proposes the
-# pending rule, which stays a candidate (proposed once) and is never injected. From T005 on, Gemma's
-# prompt carries the first one (the "lessons in prompt" column above). Gemma does not follow it: it
-# still starts with the cache on T006 to T009. Two runs change,
+# look-up it proposes *start with query_database*; the grader rejected T003's answer, so the rule is
+# written at once (notebook 04) and is in Gemma's prompt from T004 on (the "lessons in prompt" column
+# above). From T007 it proposes the pending rule, written at once for the same reason but never
+# injected: no later run shows a pending order before it answers. Gemma does not follow the first one:
+# it still starts with the cache on T006 to T009. Two runs change,
 # both for the worse. T008 now leaves out the `paid_at` it reported before, and T010 looks nothing up
 # and answers about order Z999, the worked example's order. 2/10 correct, against bare ReAct's 3/10.
 #
