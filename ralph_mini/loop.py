@@ -39,7 +39,7 @@ from ralph_mini.log import log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import WRITING, applicable, estimate_calls_saved, task_type_of
+from ralph_mini.planner import applicable, estimate_calls_saved, task_type_of, writing_tools
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
 from ralph_mini.reflect import Reflection, Review, reflect, reflection_text
 from ralph_mini.rules import parse_rule
@@ -135,7 +135,7 @@ def run_task(
     verdict = grade(task, result.trace.answer)
     result.correct = verdict.correct
     revealed = run_tags(result.trace.steps, task.now)
-    waste = set(run_waste(result.trace, WRITING, planner.complete_tools(tools)))  # wrong, covered, repeats
+    waste = set(run_waste(result.trace, writing_tools(tools), planner.complete_tools(tools)))
     wasted = [step.tool for step in result.trace.steps if step.index in waste]
     result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
     result.memory_notes += memory.invalidate_unoffered(offered, task_type_of(task))
@@ -179,7 +179,7 @@ def fast_loop(result: TaskResult, model, reflector, tools, injected, config: Loo
             break
         reflection = reflect(  # the fast loop runs before the grader: its log says "not graded"
             reflection_text(result.trace, "fast", None), reflector, tools, max_words=config.max_words,
-            writing=WRITING,
+            writing=writing_tools(tools),
         )  # fmt: skip
         result.reflections.append(reflection)
         add_cost(result, result.trace, reflection)
@@ -209,15 +209,15 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
     """Reflect on the final run and its verdict; offer each rule to memory under the task's type, after
     the vocabulary guard."""
     log_text = reflection_text(result.trace, run_id, result.correct, verdict)
-    reflection = reflect(log_text, reflector, tools, max_words=config.max_words,
-                         max_reflection_rounds=config.max_reflection_rounds, writing=WRITING)  # fmt: skip
+    reflection = reflect(log_text, reflector, tools, max_words=config.max_words, writing=writing_tools(tools),
+                         max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
     result.reflections.append(reflection)
     add_cost(result, None, reflection)
     if not reflection.ok:
         result.memory_notes.append(f"no write: {reflection.reason}")
         return
     rule_tools, rule_statuses = planner.rule_vocabulary(tools)
-    complete, kind = planner.complete_tools(tools), task_type_of(result.task)
+    kind = task_type_of(result.task)
     for rule in reflection.rules:
         foreign = foreign_names(parse_rule(rule), rule_tools, rule_statuses)
         if foreign:
@@ -226,7 +226,7 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
                                        f"{', '.join(rule_statuses)}: {rule}")  # fmt: skip
             continue
         decision, _ = memory.propose(rule, task_id=result.task.task_id, run_id=run_id,
-                                     calls_saved=estimate_calls_saved(rule, result.trace, complete),
+                                     calls_saved=estimate_calls_saved(rule, result.trace, tools),
                                      failure_reason="; ".join(reflection.ineffective)[:200],
                                      task_type=kind, rejected=result.correct is False)  # fmt: skip
         result.memory_notes.append(f"{decision}: {rule}")

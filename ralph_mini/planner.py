@@ -8,9 +8,9 @@ must come from the world, never from a constant the world may outgrow:
   lesson of another type can neither be injected nor push the one that applies out of the top 3;
 - **which words a learned rule may use** (``rule_vocabulary``): the read-only tools the agent was given
   *now* (the cache gone, a rule naming it is refused; a new lookup, it may be named) and the statuses;
-- **what a complete answer has** (``answer_fields``) and **which tools write** (``WRITING``): the fast
-  loop's check (``review``) and "never retry a run that wrote"; and what a rule would have saved
-  (``estimate_calls_saved``), which memory's write threshold weighs.
+- **what a complete answer has** (``answer_fields``) and **which tools write** (``writing_tools``, as
+  the world marks them): the fast loop's check (``review``) and "never retry a run that wrote"; and
+  what a rule would have saved (``estimate_calls_saved``), which memory's write threshold weighs.
 
 Left out on purpose: ranking (``retrieval.py`` ranks; this module only filters and orders what it gets).
 The budget is ``react.LessonBudget``, the one place a prompt's lessons are cut; ``fit`` only applies it.
@@ -30,8 +30,6 @@ from ralph_mini.votes import trigger_held
 from ralph_mini.waste import run_waste
 
 ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
-# The world's writing tools: order_words.WRITING_TOOLS and the wider shop's cancellation.
-WRITING = tuple(dict.fromkeys((*words.WRITING_TOOLS, words.CANCEL)))
 # The field a complete reply of each request type has (the shop prompt's "Final answer" lines).
 ANSWER_FIELDS = {
     ORDER_STATUS: ("status",),
@@ -53,9 +51,14 @@ def answer_fields(task) -> tuple[str, ...]:
     return ANSWER_FIELDS.get(task_type_of(task), ("status",))
 
 
+def writing_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
+    """The tools that change the world, as the world marks them (``@tool(writes=True)``)."""
+    return tuple(t.name for t in tools if t.writes)
+
+
 def rule_vocabulary(tools: Sequence[Tool]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(tools, statuses) a learned rule may name: the read-only tools given, and the world's statuses."""
-    return tuple(t.name for t in tools if t.name not in WRITING), words.STATUSES
+    return tuple(t.name for t in tools if not t.writes), words.STATUSES
 
 
 def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
@@ -111,17 +114,17 @@ def fit(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, 
 def review(task, trace: Trace, tools: Sequence[Tool]) -> Review:
     """``reflect.quick_review`` with what the world says: the task's answer fields, the writing tools, and
     the tools that hold every record."""
-    return quick_review(trace, answer_fields(task), WRITING, complete_tools(tools))
+    return quick_review(trace, answer_fields(task), writing_tools(tools), complete_tools(tools))
 
 
-def estimate_calls_saved(rule: str, trace: Trace, complete: Collection[str] = ()) -> int:
+def estimate_calls_saved(rule: str, trace: Trace, tools: Sequence[Tool] = ()) -> int:
     """How many calls of this run the rule would have avoided: for 'start with T', the wasted calls made
     before T; for 'skip T', the wasted calls to T; for 'answer', the wasted calls after its trigger's
     tool answered. Wasted: as memory's votes count it (``waste.run_waste``)."""
     parsed = parse_rule(rule)
     starts = {a.tool for a in parsed.actions if a.verb == "start"}
     skips = {a.tool for a in parsed.actions if a.verb == "skip"}
-    wasted = set(run_waste(trace, WRITING, complete))
+    wasted = set(run_waste(trace, writing_tools(tools), complete_tools(tools)))
     if starts:
         first = next((s.index for s in trace.steps if s.tool in starts), len(trace.steps) + 1)
         return sum(1 for s in trace.steps if s.index in wasted and s.index < first)

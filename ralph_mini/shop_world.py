@@ -123,7 +123,7 @@ def shop_tools(world: ShopWorld) -> list[Tool]:
             raise NotFound(f"no shipment for order {order_id}")
         return {"carrier": parcel.carrier, "shipping_status": parcel.state}
 
-    @tool(latency_s=1.0)
+    @tool(latency_s=1.0, writes=True)
     def refund_order(order_id: str) -> dict:
         """Refund an order. This changes money: check the refund policy first.
 
@@ -133,7 +133,7 @@ def shop_tools(world: ShopWorld) -> list[Tool]:
         world.writes.append((words.REFUND, order_id))
         return {"refund_requested": True}
 
-    @tool(latency_s=0.8)
+    @tool(latency_s=0.8, writes=True)
     def cancel_order(order_id: str) -> dict:
         """Cancel an order. This changes the order: check the cancellation policy first.
 

@@ -51,7 +51,9 @@ class ToolTimeout(TimeoutError):
 
 @dataclass(frozen=True)
 class Tool:
-    """A callable tool with its schema. ``core`` tools are always shown; extended ones may be withheld."""
+    """A callable tool with its schema. ``core`` tools are always shown; extended ones may be withheld.
+    ``writes``: it changes the world (money, an order, an email); the loop never retries a run that
+    called it, and no learned rule may send the agent to it."""
 
     name: str
     description: str
@@ -59,6 +61,7 @@ class Tool:
     function: Callable[..., dict]
     latency_s: float = 0.0
     core: bool = True
+    writes: bool = False
 
     def schema(self) -> dict:
         """The OpenAI ``tools=[...]`` entry for this tool."""
@@ -95,8 +98,10 @@ class Tool:
         return arguments
 
 
-def tool(function: Callable | None = None, *, latency_s: float = 0.0, core: bool = True) -> Any:
-    """Decorator: ``@tool`` or ``@tool(latency_s=0.8, core=False)`` -> a ``Tool``."""
+def tool(
+    function: Callable | None = None, *, latency_s: float = 0.0, core: bool = True, writes: bool = False
+) -> Any:
+    """Decorator: ``@tool`` or ``@tool(latency_s=0.8, core=False, writes=True)`` -> a ``Tool``."""
 
     def build(func: Callable) -> Tool:
         description, arg_docs = parse_docstring(func)
@@ -107,6 +112,7 @@ def tool(function: Callable | None = None, *, latency_s: float = 0.0, core: bool
             function=func,
             latency_s=latency_s,
             core=core,
+            writes=writes,
         )
 
     return build(function) if function is not None else build

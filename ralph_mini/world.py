@@ -171,7 +171,7 @@ def make_tools(world: OrderWorld) -> list[Tool]:
             raise ValueError(f"calculator accepts digits and + - * / ( ) only, got {expression[:60]!r}")
         return {"result": eval(expression, {"__builtins__": {}})}  # charset checked above
 
-    @tool(latency_s=0.3, core=False)
+    @tool(latency_s=0.3, core=False, writes=True)
     def send_email(to: str, subject: str, body: str) -> dict:
         """Send an email to a customer.
 
@@ -183,7 +183,7 @@ def make_tools(world: OrderWorld) -> list[Tool]:
         world.side_effects.append(f"email to {to}: {subject}")
         return {"sent": True}
 
-    @tool(latency_s=1.0, core=False)
+    @tool(latency_s=1.0, core=False, writes=True)
     def refund_order(order_id: str) -> dict:
         """Request a refund for an order. This changes money: never use it to look something up.
 

@@ -9,7 +9,7 @@ from ralph_mini.measure import record, run_suite
 from ralph_mini.memory import Memory
 from ralph_mini.model import ModelReply, ToolCall
 from ralph_mini.offline import OfflineModel
-from ralph_mini.planner import WRITING
+from ralph_mini.planner import writing_tools
 from ralph_mini.react import run_react
 from ralph_mini.reflect import quick_review
 from ralph_mini.suite import make_suite
@@ -74,7 +74,7 @@ def test_an_outage_is_not_a_not_found_and_a_write_is_never_retried():
     assert not quick_review(outage).complete and quick_review(outage).retry
     wrote = run_react(SUITE.tasks[0], ScriptedModel(ModelReply(None, (ToolCall("c1", "refund_order",
                       '{"order_id": "A123"}'),)), ModelReply("Final answer: {}")), TOOLS)  # fmt: skip
-    review = quick_review(wrote, ("refund",), WRITING)
+    review = quick_review(wrote, ("refund",), writing_tools(TOOLS))
     assert review.wrote and not review.complete and not review.retry
     assert review.reason.endswith("no retry, it wrote")
 
@@ -96,14 +96,21 @@ def test_rules_are_written_when_waste_repeats():
 
 def test_estimate_calls_saved():
     trace = run_react(SUITE.tasks[1], OfflineModel(), TOOLS)  # B456: look-alike, cache, database, provider
-    assert estimate_calls_saved("when query_local_cache finds the order: skip query_database", trace) == 1
-    assert estimate_calls_saved("when any task: start with query_local_cache", trace) == 1
     assert (
-        estimate_calls_saved("when status is pending and age under 30 min: skip query_payment_api", trace)
+        estimate_calls_saved("when query_local_cache finds the order: skip query_database", trace, TOOLS) == 1
+    )
+    assert estimate_calls_saved("when any task: start with query_local_cache", trace, TOOLS) == 1
+    assert (
+        estimate_calls_saved(
+            "when status is pending and age under 30 min: skip query_payment_api", trace, TOOLS
+        )
         == 1
     )
     assert (
-        estimate_calls_saved("when status is pending and age over 30 min: call query_payment_api", trace) == 0
+        estimate_calls_saved(
+            "when status is pending and age over 30 min: call query_payment_api", trace, TOOLS
+        )
+        == 0
     )
 
 
