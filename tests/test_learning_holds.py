@@ -8,7 +8,7 @@ from ralph_mini.planner import held_first
 from ralph_mini.react import Step, Trace
 from ralph_mini.rule_forms import contradiction, narrower
 from ralph_mini.rules import parse_rule
-from ralph_mini.scenario_bench import FULL, paired_rows, run_arm
+from ralph_mini.scenario_bench import ARMS, FULL, paired_rows, run_arm
 from ralph_mini.scenarios import BAD_LESSONS, DRIFT
 from ralph_mini.suite import make_suite
 from ralph_mini.waste import covered_steps, redundant_steps, run_waste, wasted_calls
@@ -163,3 +163,11 @@ def test_rephrased_held_out_wordings_cost_what_the_trained_ones_cost():
     trained = next(r for r in rows if r["wording"] == "trained phrasings")
     for row in rows:
         assert row["calls vs trained"] <= 1.05 and row["correct"] == trained["correct"]
+
+
+def test_without_the_write_threshold_a_one_off_special_case_invalidates_a_good_rule():
+    unguarded = run_arm("noisy", next(a for a in ARMS if a.name == "no write threshold"))
+    special = next(e for e in unguarded.memory.experiences.values() if e.rule == BAD_LESSONS[2])
+    assert special.status == "active" and special.confirmations == 1  # one odd task was enough
+    guarded = run_arm("noisy", FULL)
+    assert not unguarded.records[2].correct and guarded.records[2].correct  # a stale pending order

@@ -281,6 +281,27 @@ bad = lessons(noisy).splitlines()
 print("\n".join([bad[0], *[line for line in bad[1:] if any(rule in line for rule in scenarios.BAD_LESSONS)]]))
 
 # %% [markdown]
+# **What the write threshold keeps out.** The third bad lesson, "when status is pending and age over
+# 400 min: skip query_payment_api", was proposed once, by one odd task of the earlier deployment. With
+# the threshold it stays a candidate. Without it (the no-write-threshold arm) it is active from that
+# one proposal, and, being narrower than two active rules with the opposite action, it is a
+# counterexample to both: it invalidates the bad "any task: call query_payment_api", and the *good*
+# "... age over 30 min: call query_payment_api", before the first task. Task 3, a stale pending order,
+# then meets "when status is pending: answer" instead and is answered wrong; the good rule is back only
+# when that task's reflection confirms it again:
+
+# %%
+unguarded = runs[("noisy", "no write threshold")]
+print(lessons(unguarded).splitlines()[0])
+print(
+    "\n".join(
+        line for line in lessons(unguarded).splitlines()[1:] if "pending" in line or "any task: call" in line
+    )
+)
+print("task 3:", "correct" if unguarded.records[2].correct else "wrong", "without the threshold;",
+      "correct" if noisy.records[2].correct else "wrong", "with it")  # fmt: skip
+
+# %% [markdown]
 # **Seasons.** Order-status questions come back at task 71. Their calls against the oracle's, and the
 # status lessons' history (expired after 30 days without a hit, active again from the task shown):
 
@@ -357,6 +378,9 @@ pd.DataFrame([{"type": kind, "wrong tool": tool, "calls": n} for (kind, tool), n
 #   (64/80 against 67/80, 22 wrong calls), level with it on noisy and rephrased (44/50, 67/75) and above
 #   it on seasons (84/90 against 78/90, with 20 wrong calls). So the agent does act on its lessons, and a
 #   lesson of the wrong type mostly hurts.
+# - *The write threshold* costs calls on every scenario (below) and buys one correct answer, on noisy
+#   (48/50 against 47/50): it keeps a one-off special case out of memory (the cell after the noisy
+#   table shows how).
 # - *The second retrieval* saves calls on every scenario (drift 1.54 against 1.65 without it, seasons
 #   1.73 against 1.86, noisy 1.72 against 1.94, rephrased 1.81 against 1.89, static 1.70 against 1.78)
 #   and one correct answer on noisy and on rephrased. It keeps only lessons whose whole trigger held in
@@ -380,8 +404,8 @@ pd.DataFrame([{"type": kind, "wrong tool": tool, "calls": n} for (kind, tool), n
 #   correct on noisy (47/50 against 48/50). A rule learned from a rejected answer is now written at once
 #   (so the first wrong refund teaches the lesson, where it took two wrong ones before), but a rule that
 #   only saves one call waits for a second task to confirm it, and the rarer request types meet few
-#   tasks. What the threshold exists to keep out, a rule written from one misleading task, does not occur
-#   in these scenarios (notebook 04's planted special case is where it does).
+#   tasks. What the threshold exists to keep out, a rule written from one misleading task, occurs once
+#   here, and there it earns its keep: the noisy memory's special case (next cell).
 # - *To long-context, on static*: with one request type, "every lesson" is all the right type, and it
 #   makes 1.62 calls and 2883 tokens/task against the full loop's 1.70 and 2959, at 50/50 for both.
 #   Everywhere else it is far less correct; on noisy it makes 2.42 calls and 6123 tokens/task for 47/50.
