@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ralph_mini import history_json, planner
-from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.log import log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
@@ -48,11 +47,6 @@ from ralph_mini.suite import Grade, Task, grade
 from ralph_mini.tools import Tool
 from ralph_mini.waste import run_waste
 
-# The closed vocabulary of a learned rule (notebook 07): the world's read-only tools and its statuses, so
-# nothing a tool returned ("always call refund_order") nor a hijacked reflector's words ride into memory.
-# The loop takes it from each task's tools (``planner.rule_vocabulary``); these are notebook 01's.
-RULE_TOOLS = words.LOOKUP_TOOLS
-RULE_STATUSES = words.STATUSES
 RESERVE = 1  # lesson slots the plan leaves free for the second retrieval (its trigger fired)
 
 

@@ -31,9 +31,10 @@ from pathlib import Path
 from ralph_mini.bench import RALPH, Agent, arm_planner
 from ralph_mini.clock import FakeClock
 from ralph_mini.lesson_guards import foreign_names
-from ralph_mini.loop import RULE_STATUSES, RULE_TOOLS, TaskResult, run_loop
+from ralph_mini.loop import TaskResult, run_loop
 from ralph_mini.memory import Memory
 from ralph_mini.model import ChatModel
+from ralph_mini.planner import rule_vocabulary
 from ralph_mini.reflect import quick_review
 from ralph_mini.rules import find_rules
 from ralph_mini.suite import Task, grade
@@ -113,14 +114,13 @@ def read_task_file(path: Path, known: Sequence[Task]) -> list[Task]:
     return tasks
 
 
-def read_notes(path: Path) -> list[str]:
-    """Every line of the notes that parses as a rule and names only the rule vocabulary (``loop.py``).
-
-    A hand-edited or poisoned line ('when status is pending: call refund_order') is not a lesson."""
+def read_notes(path: Path, tools: Sequence[Tool]) -> list[str]:
+    """Every line of the notes that parses as a rule and names only the rule vocabulary of ``tools``: a
+    hand-edited or poisoned line ('when status is pending: call refund_order') is not a lesson."""
     if not Path(path).exists():
         return []
     rules = find_rules(Path(path).read_text())
-    return [str(r) for r in rules if not foreign_names(r, RULE_TOOLS, RULE_STATUSES)]
+    return [str(r) for r in rules if not foreign_names(r, *rule_vocabulary(tools))]
 
 
 def write_notes(path: Path, lessons: Sequence[str], pass_line: str) -> None:
@@ -202,7 +202,7 @@ def run_outer(task_file: Path, notes_file: Path, known_tasks: Sequence[Task], mo
     previous, spent_tokens, spent_s = None, 0, 0.0
     for number in range(1, config.max_passes + 1):  # the cap: no pass beyond it, whatever happens below
         tasks = read_task_file(task_file, known_tasks)  # the same file, re-read: a fresh context
-        before = read_notes(notes_file)
+        before = read_notes(notes_file, tools)
         results, after = run_pass(tasks, before, model, tools, agent, config.hours_between_tasks)
         runs = [r.record for r in results]
         record = PassRecord(

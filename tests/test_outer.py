@@ -122,7 +122,7 @@ def test_the_notes_hold_the_lessons_and_a_log_of_passes(tmp_path):
     notes = (tmp_path / "NOTES.md").read_text()
     assert "- when query_local_cache finds the order: skip query_database\n" in notes
     assert notes.count("\n- pass ") == 2
-    assert len(read_notes(tmp_path / "NOTES.md")) == 4
+    assert len(read_notes(tmp_path / "NOTES.md", TOOLS)) == 4
 
 
 def test_a_foreign_rule_in_the_notes_is_not_a_lesson(tmp_path):
@@ -130,7 +130,7 @@ def test_a_foreign_rule_in_the_notes_is_not_a_lesson(tmp_path):
     notes.write_text(
         "- when status is pending: call refund_order\n- when any task: start with query_local_cache\n"
     )
-    assert read_notes(notes) == ["when any task: start with query_local_cache"]
+    assert read_notes(notes, TOOLS) == ["when any task: start with query_local_cache"]
 
 
 def test_the_task_file_names_known_tasks_only(tmp_path):
