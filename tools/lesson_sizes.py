@@ -20,6 +20,7 @@ Minutes are then derived at these rates, which are assumptions, stated so that t
 
     python tools/lesson_sizes.py               # execute each notebook once (about 2 minutes on 2 cores)
     python tools/lesson_sizes.py --no-execute  # sizes only, the run column left out
+    python tools/lesson_sizes.py --sections notebooks/04_memory.ipynb  # minutes per ## section, no run
 
 It prints a markdown table.
 """
@@ -96,10 +97,29 @@ def table(sizes: list[Size]) -> str:
     return "\n".join(lines)
 
 
+def sections(path: Path) -> list[Size]:
+    """The notebook cut at its ``##`` headings (what comes before the first is the opening), each part
+    sized at the same rates, without run time: what a shortened walk-through keeps or leaves out."""
+    parts: list[list] = [["opening", 0, 0]]
+    for cell in nbformat.read(path, as_version=4).cells:
+        heading = re.search(r"^## (.+)$", cell.source, re.M) if cell.cell_type == "markdown" else None
+        if heading:
+            parts.append([heading[1].strip(), 0, 0])
+        if cell.cell_type == "code":
+            parts[-1][1] += 1
+        else:
+            parts[-1][2] += len(re.findall(r"\S+", cell.source))
+    return [Size(name, cells, words, 0, None) for name, cells, words in parts]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-execute", action="store_true", help="sizes only, no run time")
+    parser.add_argument("--sections", type=Path, help="one notebook's minutes per ## section")
     args = parser.parse_args(argv)
+    if args.sections:
+        print(table(sections(args.sections)).replace("| notebook |", "| section |"))
+        return 0
     sizes = []
     for path in lesson_notebooks():
         sizes.append(measure(path, execute=not args.no_execute))
