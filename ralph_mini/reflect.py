@@ -11,8 +11,10 @@ The seed article's lessons, built in:
   two step sections), say why, and ask again, at most ``max_reflection_rounds`` attempts in all; then
   give up with ``Reflection.ok = False`` and the reason, never garbage.
 
-Also here: ``quick_review``, the fast loop's check of one run from what the agent sees (no grader):
-wrong calls, redundant calls, a complete answer, a write, an answer with no look-up; retry or not?
+Also here: ``reflection_text``, what a reflector reads (the compact log and the grader's verdict line,
+which names the rejected fields, never their right values); and ``quick_review``, the fast loop's check
+of one run from what the agent sees (no grader): wrong calls, redundant calls (``waste.py``), a
+complete answer, a write, an answer with no look-up; retry or not?
 
 Left out on purpose: free-form advice (it is what the template exists to prevent) and any memory
 write: deciding what to keep is ``memory.py``'s job.
