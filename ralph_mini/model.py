@@ -84,6 +84,14 @@ class ModelReply:
         return message
 
 
+def wire_message(message: dict) -> dict:
+    """A message as a server is sent it: a tool-calling assistant turn with ``content: null`` (the OpenAI
+    shape) gets ``""`` instead, which llama-cpp-python's server requires (it rejects null: HTTP 500)."""
+    if message.get("role") == "assistant" and message.get("content") is None and message.get("tool_calls"):
+        return {**message, "content": ""}
+    return message
+
+
 class ChatModel(Protocol):
     """Anything with this one method is a model for the kit."""
 
@@ -159,7 +167,7 @@ class OpenAIModel:
 
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": [wire_message(m) for m in messages],
             "temperature": self.temperature,
         }
         if tools:

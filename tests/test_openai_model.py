@@ -182,6 +182,17 @@ def test_run_react_over_http_answers_and_grades_correct(stub):
     }
 
 
+def test_a_tool_calling_turn_without_text_goes_over_the_wire_with_empty_content(stub):
+    # llama-cpp-python's server answers HTTP 500 to an assistant message with content null (the OpenAI
+    # shape of a pure tool call); an empty string is accepted by both. The trace keeps None.
+    stub.script(completion(None, [CACHE_CALL]), answer_from_observation)
+    trace = run_react(A123, model_for(stub), TOOLS)
+    assert trace.stop_reason == "answered"
+    second = stub.requests[1].body["messages"]
+    assert second[2]["content"] == "" and second[2]["tool_calls"] == [CACHE_CALL]
+    assert trace.messages[2]["content"] is None
+
+
 def test_run_react_over_http_records_unknown_tool_and_malformed_arguments(stub):
     stub.script(
         completion("Try the DB.", [tool_call("query_db", '{"order_id": "A123"}', "c1")]),
