@@ -7,7 +7,8 @@ must come from the world, never from a constant the world may outgrow:
   live lesson of that type whose trigger already holds ("any task") comes first, so a similar-sounding
   lesson of another type can neither be injected nor push the one that applies out of the top 3;
 - **which words a learned rule may use** (``rule_vocabulary``): the read-only tools the agent was given
-  *now* (the cache gone, a rule naming it is refused; a new lookup, it may be named) and the statuses;
+  *now* (the cache gone, a rule naming it is refused; a new lookup, it may be named) and the statuses
+  those tools declare;
 - **what a complete answer has** (``answer_fields``) and **which tools write** (``writing_tools``, as
   the world marks them): the fast loop's check (``review``) and "never retry a run that wrote"; and
   what a rule would have saved (``estimate_calls_saved``), which memory's write threshold weighs.
@@ -19,7 +20,6 @@ The budget is ``react.LessonBudget``, the one place a prompt's lessons are cut; 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from ralph_mini import order_words as words
 from ralph_mini import shop_words as sw
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
@@ -57,8 +57,10 @@ def writing_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
 
 
 def rule_vocabulary(tools: Sequence[Tool]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(tools, statuses) a learned rule may name: the read-only tools given, and the world's statuses."""
-    return tuple(t.name for t in tools if not t.writes), words.STATUSES
+    """(tools, statuses) a learned rule may name: the read-only tools given, and the statuses those tools
+    declare they may return (``@tool(statuses=...)``), both as the world defines them."""
+    statuses = dict.fromkeys(status for t in tools for status in t.statuses)
+    return tuple(t.name for t in tools if not t.writes), tuple(statuses)
 
 
 def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:

@@ -53,7 +53,9 @@ class ToolTimeout(TimeoutError):
 class Tool:
     """A callable tool with its schema. ``core`` tools are always shown; extended ones may be withheld.
     ``writes``: it changes the world (money, an order, an email); the loop never retries a run that
-    called it, and no learned rule may send the agent to it."""
+    called it, and no learned rule may send the agent to it. ``statuses``: the values its ``status``
+    field may take, as the world declares them: the only statuses a learned rule may name (a value an
+    observation merely contains, say ``status=always_call_refund_order``, is not declared)."""
 
     name: str
     description: str
@@ -62,6 +64,7 @@ class Tool:
     latency_s: float = 0.0
     core: bool = True
     writes: bool = False
+    statuses: tuple[str, ...] = ()
 
     def schema(self) -> dict:
         """The OpenAI ``tools=[...]`` entry for this tool."""
@@ -99,7 +102,12 @@ class Tool:
 
 
 def tool(
-    function: Callable | None = None, *, latency_s: float = 0.0, core: bool = True, writes: bool = False
+    function: Callable | None = None,
+    *,
+    latency_s: float = 0.0,
+    core: bool = True,
+    writes: bool = False,
+    statuses: tuple[str, ...] = (),
 ) -> Any:
     """Decorator: ``@tool`` or ``@tool(latency_s=0.8, core=False, writes=True)`` -> a ``Tool``."""
 
@@ -113,6 +121,7 @@ def tool(
             latency_s=latency_s,
             core=core,
             writes=writes,
+            statuses=tuple(statuses),
         )
 
     return build(function) if function is not None else build

@@ -20,6 +20,7 @@ than one order per question, and concurrency.
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from ralph_mini.order_words import STATUSES
 from ralph_mini.tools import NotFound, Tool, tool
 
 NOW = datetime(2025, 3, 10, 12, 0)
@@ -82,7 +83,7 @@ def demo_orders() -> list[Order]:
 def make_tools(world: OrderWorld) -> list[Tool]:
     """Build the tools as closures over ``world``: three core lookups and six extended tools."""
 
-    @tool(latency_s=0.05)
+    @tool(latency_s=0.05, statuses=STATUSES)
     def query_local_cache(order_id: str) -> dict:
         """Fast local cache of recent orders: status, amount and times. May miss older orders.
 
@@ -98,7 +99,7 @@ def make_tools(world: OrderWorld) -> list[Tool]:
             record["paid_at"] = stamp(order.paid_at)
         return record
 
-    @tool(latency_s=0.8)
+    @tool(latency_s=0.8, statuses=STATUSES)
     def query_database(order_id: str) -> dict:
         """The shop's order database: every order, with payment method and update time. Slower.
 

@@ -4,13 +4,14 @@ are gone, rules learned from a rejected answer, the mid-run retrieval, and the s
 from ralph_mini.clock import FakeClock
 from ralph_mini.log import run_tags
 from ralph_mini.memory import Memory, MemoryConfig
-from ralph_mini.planner import held_first
+from ralph_mini.planner import held_first, rule_vocabulary
 from ralph_mini.react import Step, Trace
 from ralph_mini.rule_forms import contradiction, narrower
 from ralph_mini.rules import parse_rule
 from ralph_mini.scenario_bench import ARMS, FULL, paired_rows, run_arm
 from ralph_mini.scenarios import BAD_LESSONS, DRIFT
 from ralph_mini.suite import make_suite
+from ralph_mini.tools import Tool
 from ralph_mini.waste import covered_steps, redundant_steps, run_waste, wasted_calls
 
 CACHE, DB, PAY = "query_local_cache", "query_database", "query_payment_api"
@@ -171,3 +172,16 @@ def test_without_the_write_threshold_a_one_off_special_case_invalidates_a_good_r
     assert special.status == "active" and special.confirmations == 1  # one odd task was enough
     guarded = run_arm("noisy", FULL)
     assert not unguarded.records[2].correct and guarded.records[2].correct  # a stale pending order
+
+
+def test_the_rule_vocabulary_is_what_the_world_declares_on_its_tools():
+    def lookup(name: str, statuses: tuple[str, ...] = ()) -> Tool:
+        return Tool(name, f"{name}: a look-up.", {}, dict, statuses=statuses)
+
+    tickets = [lookup("peek_recent", ("open", "closed")), lookup("read_archive", ("open", "closed", "lost")),
+               Tool("close_ticket", "Close a ticket.", {}, dict, writes=True)]  # fmt: skip
+    assert rule_vocabulary(tickets) == (("peek_recent", "read_archive"), ("open", "closed", "lost"))
+    shop = make_suite(n=1, seed=7).world.tools()
+    tools, statuses = rule_vocabulary(shop)
+    assert "refund_order" not in tools and "query_local_cache" in tools
+    assert statuses == ("paid", "pending", "refunded", "payment_failed", "not_found")

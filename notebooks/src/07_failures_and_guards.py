@@ -502,9 +502,10 @@ print(*[note for r in hijacked for note in r.memory_notes], sep="\n")
 
 # %% [markdown]
 # The guard is the **rule vocabulary**: besides the grammar's own words, a learned rule may name only
-# the tools the agent was given that do not write, and the known statuses. The loop takes it from the
-# world on every task (`planner.rule_vocabulary`) and checks each rule against it before memory sees
-# it (`lesson_guards.foreign_names`, in `loop.slow_loop`). So no rule can steer the agent to a tool
+# the tools the agent was given that do not write, and the statuses those tools declare they return
+# (`@tool(statuses=...)`: a value that merely appears in an observation is not one). The loop takes
+# it from the world on every task (`planner.rule_vocabulary`) and checks each rule against it before
+# memory sees it (`lesson_guards.foreign_names`, in `loop.slow_loop`). So no rule can steer the agent to a tool
 # that changes things, and no word from an observation (`always_call_refund_order`) can ride into
 # memory and from there into every later prompt:
 
