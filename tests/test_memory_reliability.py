@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from writers import ADDS, forkserver, rule, run_two_writers
+from writers import ADDS, forkserver, report, rule, run_two_writers
 
 from ralph_mini import memory_file as memory_module
 from ralph_mini.clock import FakeClock
@@ -44,15 +44,6 @@ def rules_in(path: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def processes():
     return forkserver("ralph_mini.memory", __name__)
-
-
-def report(progress: Path, line: str) -> None:
-    """One line to the parent. A single small O_APPEND write: a kill cannot leave half of it."""
-    fd = os.open(progress, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 def reported(progress: Path) -> list[int]:

@@ -24,7 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from writers import ADDS, forkserver, rule, run_two_writers
+from writers import ADDS, forkserver, report, rule, run_two_writers
 
 from ralph_mini.clock import FakeClock
 from ralph_mini.log import LogRecord, RunSummary, append_run, load_log
@@ -364,15 +364,6 @@ def test_a_new_store_waits_while_another_connection_holds_the_file(tmp_path):
 # --- kill -9 -------------------------------------------------------------------------------------
 
 KILLS = 12
-
-
-def report(progress: Path, line: str) -> None:
-    """One line to the parent. A single small O_APPEND write: a kill cannot leave half of it."""
-    fd = os.open(progress, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 def task_writer(path: str, progress: str, stall_after: int) -> None:

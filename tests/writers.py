@@ -5,11 +5,13 @@ file, at the same time, lose nothing with the safe call and lose updates with th
 differs is only what a write is, so a test passes a *setup*: a module-level function (the child finds
 it by name) that opens the store in the child and returns ``write(i)``. This module starts the two
 processes, lines them up on a barrier after their setup, runs the writes 2 ms apart, and checks from
-the times each child wrote down that the two really overlapped.
+the times each child wrote down that the two really overlapped. ``report`` is how a child that will be
+killed tells the parent how far it got (both files' kill tests).
 """
 
 import json
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +23,15 @@ WHO = ("a", "b")
 def rule(i: int, who: str = "w") -> str:
     """A distinct, valid rule per number: 'when any task: skip tool_w_17'."""
     return f"when any task: skip tool_{who}_{i}"
+
+
+def report(progress: Path, line: str) -> None:
+    """One line to the parent. A single small O_APPEND write: a kill cannot leave half of it."""
+    fd = os.open(progress, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
 
 
 def forkserver(*preload: str):
