@@ -129,12 +129,12 @@ def run_task(
     verdict = grade(task, result.trace.answer)
     result.correct = verdict.correct
     revealed = run_tags(result.trace.steps, task.now)
-    waste = set(run_waste(result.trace, writing_tools(tools), planner.complete_tools(tools)))
+    waste = run_waste(result.trace, writing_tools(tools), planner.complete_tools(tools))
     wasted = [step.tool for step in result.trace.steps if step.index in waste]
     result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
     result.memory_notes += memory.invalidate_unoffered(offered, task_type_of(task))
     if config.reflect and wants_slow_loop(result, history):
-        slow_loop(result, reflector or model, tools, memory, config, run_id, verdict)
+        slow_loop(result, reflector or model, tools, memory, config, run_id, verdict, waste=waste)
     return result
 
 
@@ -199,9 +199,10 @@ def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
 
 
 def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str,
-              verdict: Grade | None = None) -> None:  # fmt: skip
+              verdict: Grade | None = None, *, waste: Sequence[int]) -> None:  # fmt: skip
     """Reflect on the final run and its verdict; offer each rule to memory under the task's type, after
-    the vocabulary guard."""
+    the vocabulary guard. ``waste``: the run's wasted calls (``waste.run_waste``), which the write
+    threshold weighs."""
     log_text = reflection_text(result.trace, run_id, result.correct, verdict)
     reflection = reflect(log_text, reflector, tools, max_words=config.max_words, writing=writing_tools(tools),
                          max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
@@ -220,7 +221,7 @@ def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: Loop
                                        f"{', '.join(rule_statuses)}: {rule}")  # fmt: skip
             continue
         decision, _ = memory.propose(rule, task_id=result.task.task_id, run_id=run_id,
-                                     calls_saved=estimate_calls_saved(rule, result.trace, tools),
+                                     calls_saved=estimate_calls_saved(rule, result.trace, waste),
                                      failure_reason="; ".join(reflection.ineffective)[:200],
                                      task_type=kind, rejected=result.correct is False)  # fmt: skip
         result.memory_notes.append(f"{decision}: {rule}")

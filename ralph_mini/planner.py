@@ -27,7 +27,6 @@ from ralph_mini.reflect import Review, quick_review
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import Tool
 from ralph_mini.votes import trigger_held
-from ralph_mini.waste import run_waste
 
 ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
 # The field a complete reply of each request type has (the shop prompt's "Final answer" lines).
@@ -119,14 +118,15 @@ def review(task, trace: Trace, tools: Sequence[Tool]) -> Review:
     return quick_review(trace, answer_fields(task), writing_tools(tools), complete_tools(tools))
 
 
-def estimate_calls_saved(rule: str, trace: Trace, tools: Sequence[Tool] = ()) -> int:
+def estimate_calls_saved(rule: str, trace: Trace, wasted: Collection[int]) -> int:
     """How many calls of this run the rule would have avoided: for 'start with T', the wasted calls made
     before T; for 'skip T', the wasted calls to T; for 'answer', the wasted calls after its trigger's
-    tool answered. Wasted: as memory's votes count it (``waste.run_waste``)."""
+    tool answered. ``wasted``: the run's wasted calls as memory's votes count them (``waste.run_waste``),
+    computed once per run, not once per rule."""
     parsed = parse_rule(rule)
     starts = {a.tool for a in parsed.actions if a.verb == "start"}
     skips = {a.tool for a in parsed.actions if a.verb == "skip"}
-    wasted = set(run_waste(trace, writing_tools(tools), complete_tools(tools)))
+    wasted = set(wasted)
     if starts:
         first = next((s.index for s in trace.steps if s.tool in starts), len(trace.steps) + 1)
         return sum(1 for s in trace.steps if s.index in wasted and s.index < first)

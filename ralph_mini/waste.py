@@ -33,12 +33,18 @@ from ralph_mini.react import Step, Trace
 from ralph_mini.tools import read_fields
 
 
-def redundant_steps(trace: Trace, writing: Collection[str] = (), complete: Collection[str] = ()) -> list[int]:
-    """Indexes of look-ups that brought nothing the answer needed, judged from the run alone."""
+def redundant_steps(
+    trace: Trace,
+    writing: Collection[str] = (),
+    complete: Collection[str] = (),
+    covered: Collection[int] | None = None,
+) -> list[int]:
+    """Indexes of look-ups that brought nothing the answer needed, judged from the run alone.
+    ``covered``: the run's ``covered_steps``, if the caller has them already."""
     answer = {k: str(v).strip().lower() for k, v in (trace.answer or {}).items()}
     known: dict[str, str] = {}
     found_before = missing_before = False
-    redundant = set(covered_steps(trace, writing))
+    redundant = set(covered_steps(trace, writing) if covered is None else covered)
     lookups = [s for s in trace.steps if not s.wrong and s.tool not in writing]
     read = [_fields(s) for s in lookups]
     for number, (step, fields) in enumerate(zip(lookups, read, strict=True)):
@@ -99,7 +105,8 @@ def wasted_calls(steps: list[Step], redundant: Collection[int], covered: Collect
 
 def run_waste(trace: Trace, writing: Collection[str] = (), complete: Collection[str] = ()) -> list[int]:
     """The wasted calls of a finished run, by index: the one answer the loop, votes and threshold use."""
-    return wasted_steps(trace.steps, redundant_steps(trace, writing, complete), covered_steps(trace, writing))
+    covered = covered_steps(trace, writing)
+    return wasted_steps(trace.steps, redundant_steps(trace, writing, complete, covered), covered)
 
 
 def _fields(step: Step) -> dict[str, str]:

@@ -9,10 +9,11 @@ from ralph_mini.measure import record, run_suite
 from ralph_mini.memory import Memory
 from ralph_mini.model import ModelReply, ToolCall
 from ralph_mini.offline import OfflineModel
-from ralph_mini.planner import writing_tools
+from ralph_mini.planner import complete_tools, writing_tools
 from ralph_mini.react import run_react
 from ralph_mini.reflect import quick_review
 from ralph_mini.suite import make_suite
+from ralph_mini.waste import run_waste
 
 SUITE = make_suite(n=20, seed=7)
 TOOLS = SUITE.world.tools()
@@ -96,19 +97,21 @@ def test_rules_are_written_when_waste_repeats():
 
 def test_estimate_calls_saved():
     trace = run_react(SUITE.tasks[1], OfflineModel(), TOOLS)  # B456: look-alike, cache, database, provider
+    wasted = run_waste(trace, writing_tools(TOOLS), complete_tools(TOOLS))
     assert (
-        estimate_calls_saved("when query_local_cache finds the order: skip query_database", trace, TOOLS) == 1
+        estimate_calls_saved("when query_local_cache finds the order: skip query_database", trace, wasted)
+        == 1
     )
-    assert estimate_calls_saved("when any task: start with query_local_cache", trace, TOOLS) == 1
+    assert estimate_calls_saved("when any task: start with query_local_cache", trace, wasted) == 1
     assert (
         estimate_calls_saved(
-            "when status is pending and age under 30 min: skip query_payment_api", trace, TOOLS
+            "when status is pending and age under 30 min: skip query_payment_api", trace, wasted
         )
         == 1
     )
     assert (
         estimate_calls_saved(
-            "when status is pending and age over 30 min: call query_payment_api", trace, TOOLS
+            "when status is pending and age over 30 min: call query_payment_api", trace, wasted
         )
         == 0
     )
