@@ -1,9 +1,10 @@
 """ralph_mini: from a bare ReAct agent to a Ralph Loop that learns from its own runs.
 
-Modules, in the order the notebooks teach them: model, rules, tools, order_words, world, suite,
-offline, backends, hardening, react, measure (01), log (02), lesson_guards, reflect (03), clock,
-memory, memory_file (04), embed, retrieval (05), loop and bench (06), outer (10); widgets and
-exercise are packages of their own.
+Modules, in the order the notebooks teach them: model, rules, tools, world, offline_habits, offline,
+backends, hardening, react, measure (01), log (02), lesson_guards, reflect (03), clock, memory,
+memory_file (04), embed, retrieval (05), learn, loop and bench (06), outer (10); widgets and exercise
+are packages of their own. The worlds the agent acts in are packages of their own, under ``worlds/``
+(``from ralph_mini.worlds import orders``): nothing here imports one.
 
 ``from ralph_mini import run_react`` works for every name below, but each is imported from its module
 on first use (PEP 562): importing this package runs this file, and importing everything here would
@@ -26,14 +27,14 @@ HOMES = {
     **dict.fromkeys(
         ["ChatModel", "ModelError", "ModelReply", "OpenAIModel", "ToolCall", "Usage", "count_tokens"], "model"
     ),
-    **dict.fromkeys(["Habits", "OfflineModel"], "offline"),
+    **dict.fromkeys(["OfflineModel"], "offline"),
+    **dict.fromkeys(["Habits", "LookUp", "Move", "RequestHabit", "habits_for"], "offline_habits"),
     **dict.fromkeys(["Step", "Trace", "build_system_prompt", "run_react"], "react"),
     **dict.fromkeys(["Reflection", "quick_review", "reflect", "validate_reflection"], "reflect"),
     **dict.fromkeys(["Retriever", "VectorIndex", "select_within_budget"], "retrieval"),
     **dict.fromkeys(["Rule", "RuleSyntaxError", "find_rules", "parse_rule"], "rules"),
-    **dict.fromkeys(["Suite", "Task", "grade", "make_suite"], "suite"),
     **dict.fromkeys(["NotFound", "Tool", "tool"], "tools"),
-    **dict.fromkeys(["Order", "OrderWorld"], "world"),
+    **dict.fromkeys(["Grade", "RequestType", "Task", "Words", "World", "grade"], "world"),
 }
 
 __all__ = sorted(HOMES)

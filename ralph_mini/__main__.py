@@ -8,13 +8,14 @@ import sys
 
 from ralph_mini.backends import model_from_env
 from ralph_mini.react import run_react
-from ralph_mini.suite import grade, make_suite
+from ralph_mini.world import grade
+from ralph_mini.worlds import orders
 
 
 def demo(tasks: int, seed: int, core_only: bool) -> None:
     """Print the trace of each task: thought, tool call, observation, then the graded answer."""
-    suite = make_suite(n=max(tasks, 1), seed=seed)
-    model = model_from_env()
+    suite = orders.make_suite(n=max(tasks, 1), seed=seed)
+    model = model_from_env(habits=orders.HABITS)
     tools = suite.world.tools(core_only=core_only)
     print(f"model: {model!r}; tools: {', '.join(t.name for t in tools)}\n")
     for task in suite.tasks[:tasks]:

@@ -16,16 +16,18 @@ from dataclasses import dataclass
 
 from ralph_mini.model import ChatModel, ModelError, OpenAIModel
 from ralph_mini.offline import OfflineModel
+from ralph_mini.offline_habits import Habits
 
 # The bundled tiny model as ``local.py`` serves it; here so that naming it costs no server imports.
 LOCAL_MODEL_NAME = "gemma3-270m"  # the alias the server answers to: use it as RALPH_MODEL
 DEFAULT_PORT = 8765
 
 
-def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
+def model_from_env(env: Mapping[str, str] | None = None, habits: Habits | None = None) -> ChatModel:
     """Pick the model from environment variables, read when called (never at import).
 
-    - nothing set, or ``RALPH_MODEL=offline``: ``OfflineModel(seed=RALPH_SEED or 0)``;
+    - nothing set, or ``RALPH_MODEL=offline``: ``OfflineModel(seed=RALPH_SEED or 0, habits=habits)``,
+      acting with the naive habits of the world whose ``habits`` it is given (a real model ignores them);
     - ``RALPH_MODEL=<name>``: ``OpenAIModel`` with ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``.
       Local servers (Ollama, vLLM, llama.cpp) need a base URL but no real key. ``RALPH_TIMEOUT_S``
       (default 60) and ``RALPH_MAX_RETRIES`` (default 2) go to the SDK; ``RALPH_MAX_TOKENS`` caps
@@ -40,7 +42,7 @@ def model_from_env(env: Mapping[str, str] | None = None) -> ChatModel:
         seed = env.get("RALPH_SEED", "").strip() or "0"
         if not seed.lstrip("-").isdigit():
             raise ValueError(f"RALPH_SEED={seed!r} is not an integer: set it to e.g. 0, or unset it")
-        return OfflineModel(seed=int(seed))
+        return OfflineModel(seed=int(seed), habits=habits)
     base_url = env.get("OPENAI_BASE_URL", "").strip() or None
     api_key = env.get("OPENAI_API_KEY", "").strip() or None
     if api_key is None and base_url is None:

@@ -3,13 +3,16 @@
 ``python -m ralph_mini bench`` runs bare ReAct and the Ralph Loop side by side on the same seeded
 suite, by window (tasks 1-20 and 21-50), with the ablations: no reflector, no memory threshold, no
 decay, no vector retrieval, no second retrieval. Every number comes from the same ruler as notebook
-01's baseline (``measure.py``).
+01's baseline (``measure.py``). ``--world`` picks the world (the order desk by default, or the clinic);
+``--grid`` runs bare ReAct and the loop over several suite and model seeds and checks the third world's
+targets (``seed_grid``).
 
 Left out on purpose: statistics beyond means (the suite is deterministic, so there is no noise to test).
 """
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from importlib import import_module
 
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
@@ -21,8 +24,11 @@ from ralph_mini.offline import OfflineModel
 from ralph_mini.run_state import StateError, check_resumable, export_state, open_state, run_bare
 from ralph_mini.scenario_bench import BARE, Arm, arm_planner
 from ralph_mini.store import Store, StoreError
-from ralph_mini.suite import Task, make_suite
 from ralph_mini.tools import Tool
+from ralph_mini.world import Task, Words
+
+# The worlds the command line can run: each package offers WORDS, HABITS and make_suite(n, seed).
+WORLDS = {"orders": "ralph_mini.worlds.orders", "clinic": "ralph_mini.worlds.clinic"}
 
 Agent = Arm  # one column of the benchmark: notebook 06 and 10 call it an agent, notebook 09 an arm
 
@@ -42,6 +48,7 @@ def run_agent(
     model: ChatModel,
     tools: Sequence[Tool],
     *,
+    words: Words,
     hours_between_tasks: float = 6.0,
     progress: Callable[[Iterable], Iterable] | None = None,
     store: Store | None = None,
@@ -64,6 +71,7 @@ def run_agent(
         model,
         tools,
         memory,
+        words=words,
         config=agent.loop,
         between_tasks=lambda _: clock.advance(hours=hours_between_tasks),
         retrieve_plan=planner,
@@ -99,6 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="finish the run kept in --state DIR")
     scenario_help = "run notebook 09's scenario instead: static, drift, seasons, noisy, rephrased or all"
     parser.add_argument("--scenario", help=scenario_help + " (then also --k, --jobs, --windows)")
+    parser.add_argument(
+        "--world", choices=sorted(WORLDS), default="orders", help="the world (default orders)"
+    )
+    grid_help = "bare ReAct and the loop on suite seeds 7.. x model seeds 0.., with the world's targets"
+    parser.add_argument("--grid", metavar="SxM", help=grid_help + ", e.g. 4x2")
     args, rest = parser.parse_known_args(argv)
     if args.scenario:
         from ralph_mini.scenario_bench import main as scenario_main
@@ -110,15 +123,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--resume needs --state DIR, the directory of the run to finish")
 
     started = time.perf_counter()
-    suite = make_suite(n=args.tasks, seed=args.seed)
-    model = OfflineModel(seed=args.model_seed) if args.model == "offline" else model_from_env()
+    world = import_module(WORLDS[args.world])
+    if args.grid:
+        suite_seeds, model_seeds = parse_grid(args.grid, parser)
+        print(format_table(seed_grid(world, args.tasks, suite_seeds, model_seeds)))
+        print(f"\ntook {time.perf_counter() - started:.1f} s")
+        return 0
+    suite = world.make_suite(n=args.tasks, seed=args.seed)
+    habits = world.HABITS
+    offline = args.model == "offline"  # else model_from_env(), which acts offline too when no model is set
+    model = OfflineModel(seed=args.model_seed, habits=habits) if offline else model_from_env(habits=habits)
     tools = suite.world.tools()
     split = min(20, args.tasks // 2)
     agents = [BARE, RALPH, *(ABLATIONS if args.ablations else ())]
-    settings = {key: vars(args)[key] for key in ("tasks", "seed", "model", "model_seed", "ablations")}
+    settings = {
+        key: vars(args)[key] for key in ("tasks", "seed", "model", "model_seed", "ablations", "world")
+    }
     try:
         stores = open_state(args.state, [a.name for a in agents], settings, args.resume) if args.state else {}
-        runs = {a.name: run_agent(a, suite.tasks, model, tools, store=stores.get(a.name)) for a in agents}
+        runs = {}
+        for agent in agents:  # each agent in a fresh world: one agent's writes never grade another's
+            fresh = world.make_suite(n=args.tasks, seed=args.seed)
+            runs[agent.name] = run_agent(agent, fresh.tasks, model, fresh.world.tools(), words=world.WORDS,
+                                         store=stores.get(agent.name))  # fmt: skip
     except (StateError, StoreError) as err:
         parser.error(str(err))
     records = {name: run[0] for name, run in runs.items()}
@@ -127,7 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             memory = runs[agent.name][1]
             export_state(stores[agent.name], memory.clock if memory else None, agent.memory)
             stores[agent.name].close()
-    print(f"model {model!r}, {args.tasks} tasks (suite seed {args.seed}), {len(tools)} tools\n")
+    print(
+        f"world {args.world}, model {model!r}, {args.tasks} tasks (suite seed {args.seed}), {len(tools)} tools\n"
+    )
     print(format_table([row for name, recs in records.items() for row in windows(recs, name, split)]))
     print("\nthe seed article, for comparison (real model, real latencies):")
     print(format_table([{"agent": name, **numbers} for name, numbers in SEED_ARTICLE.items()]))
@@ -137,6 +166,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"state kept in {args.state}: one SQLite file per agent, a readable export in a folder each")
     print(f"learning curve written to {args.plot}; took {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def parse_grid(text: str, parser) -> tuple[range, range]:
+    """'4x2' -> suite seeds 7, 8, 9, 10 and model seeds 0, 1."""
+    suites, _, models = text.partition("x")
+    if not (suites.isdigit() and models.isdigit() and int(suites) and int(models)):
+        parser.error(f"--grid {text!r}: write suite seeds x model seeds, e.g. 4x2")
+    return range(7, 7 + int(suites)), range(int(models))
+
+
+def seed_grid(world, tasks: int, suite_seeds: Iterable[int], model_seeds: Iterable[int]) -> list[dict]:
+    """Bare ReAct and the Ralph Loop on every (suite seed, model seed) of ``world``: tasks 21-``tasks``,
+    with the third world's targets per cell: the loop within 1.2x the oracle's calls, at least 25% fewer
+    calls than bare ReAct, and correct at least as often."""
+    rows = []
+    for suite_seed in suite_seeds:
+        for model_seed in model_seeds:
+            suite = world.make_suite(n=tasks, seed=suite_seed)
+            model = OfflineModel(seed=model_seed, habits=world.HABITS)
+            bare, _, _ = run_agent(BARE, suite.tasks, model, suite.world.tools(), words=world.WORDS)
+            suite = world.make_suite(n=tasks, seed=suite_seed)  # a fresh world: writes never carry over
+            ralph, _, _ = run_agent(RALPH, suite.tasks, model, suite.world.tools(), words=world.WORDS)
+            rows.append(grid_row(suite_seed, model_seed, bare[20:], ralph[20:]))
+    return rows
+
+
+def grid_row(suite_seed: int, model_seed: int, bare: list[RunRecord], ralph: list[RunRecord]) -> dict:
+    """One cell of ``seed_grid``: both agents' calls/task, the oracle's, correct, and the targets met."""
+    calls = {
+        name: sum(r.calls for r in recs) / len(recs) for name, recs in (("bare", bare), ("ralph", ralph))
+    }
+    oracle = sum(r.oracle_calls for r in ralph) / len(ralph)
+    correct = {name: sum(r.correct for r in recs) for name, recs in (("bare", bare), ("ralph", ralph))}
+    met = calls["ralph"] <= 1.2 * oracle and calls["ralph"] <= 0.75 * calls["bare"]
+    met = met and correct["ralph"] >= correct["bare"]
+    return {"suite seed": suite_seed, "model seed": model_seed, "oracle calls/task": round(oracle, 2),
+            "calls/task, bare": round(calls["bare"], 2), "calls/task, Ralph": round(calls["ralph"], 2),
+            "Ralph vs oracle": round(calls["ralph"] / oracle, 2),
+            "fewer calls": f"{100 * (1 - calls['ralph'] / calls['bare']):.0f}%",
+            "correct, bare": f"{correct['bare']}/{len(bare)}", "correct, Ralph": f"{correct['ralph']}/{len(ralph)}",
+            "targets met": "yes" if met else "NO"}  # fmt: skip
 
 
 def write_learning_curve(records: dict[str, list[RunRecord]], oracle: list[int], path: str) -> None:

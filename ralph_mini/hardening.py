@@ -120,7 +120,7 @@ def json_depth(text: str) -> int:
 def as_kwargs(arguments: object) -> dict:
     """The model's argument text as a dict, or BadArguments saying what to send instead.
 
-    '{"order_id": "A123"}' -> {'order_id': 'A123'}; '' or None -> {} (a call without arguments).
+    '{"id": "A123"}' -> {'id': 'A123'}; '' or None -> {} (a call without arguments).
     """
     if arguments is None:
         return {}
@@ -183,7 +183,7 @@ def bad_reply_observation(content: object) -> str:
     if "Final answer:" in content:
         return (
             "error: the text after 'Final answer:' is not a JSON object; end with one line "
-            'Final answer: {"order_id": "...", "status": "..."}'
+            'Final answer: {"field": "value", ...}'
         )
     return (
         "error: your reply had neither a tool call nor a line "

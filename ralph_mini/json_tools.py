@@ -7,8 +7,11 @@ observations into the conversation as text, play in a worked example, ask for on
 (the server can *enforce* a JSON schema with ``response_format``), and turn that object back into a
 ``ToolCall``. ``run_react`` cannot tell the difference.
 
-    actor = JsonToolsModel(OpenAIModel(..., extra_body={"response_format": response_format(tools)}),
-                           EXAMPLE)
+    actor = JsonToolsModel(OpenAIModel(..., extra_body={"response_format": response_format(tools, schema)}),
+                           example)
+
+A world gives the worked example (a conversation in OpenAI shape, e.g. ``worlds/orders/example.py``)
+and its final answer's schema (``Words.answer_schema``); nothing here knows a world.
 
 ``SystemInUserModel`` does the same folding for plain text turns (the reflector), with no JSON.
 
@@ -18,7 +21,6 @@ JSON object in it (what the model wrote is what gets measured).
 
 import json
 
-from ralph_mini import order_words as words
 from ralph_mini.model import ChatModel, ModelReply, ToolCall
 
 TOOLS_PROMPT = """You can use these tools:
@@ -33,7 +35,7 @@ ARGUMENT_MAX_CHARS = 40  # a constrained string must end: a looping model otherw
 
 
 def tool_lines(tools: list[dict]) -> str:
-    """'- query_database(order_id: string): The shop's order database...' one line per tool."""
+    """'- ticket_db(ticket_id: string): Every ticket...' one line per tool."""
     lines = []
     for schema in tools:
         function = schema["function"]
@@ -50,7 +52,7 @@ def json_action_schema(tools: list[dict], answer_schema: dict | None = None) -> 
 
     Give it to the server as ``response_format={"type": "json_object", "schema": ...}`` and
     llama.cpp compiles it to a grammar: the model then *cannot* write an unknown tool name or a
-    missing argument. It can still choose the wrong tool or copy the wrong order id.
+    missing argument. It can still choose the wrong tool or copy the wrong id.
     """
     calls = [
         {"type": "object",
@@ -116,9 +118,8 @@ def action_json(call: dict) -> str:
 def parse_json_action(text: str, call_id: str) -> tuple[str | None, ToolCall | None]:
     """(content, tool call) from the first action object in the text; other text passes through.
 
-    '{"tool": "query_database", "arguments": {"order_id": "A1"}}'
-        -> (None, ToolCall(call_id, 'query_database', '{"order_id": "A1"}'))
-    'x {"final_answer": {"status": "paid"}}' -> ('Final answer: {"status": "paid"}', None)
+    '{"tool": "lookup", "arguments": {"id": "A1"}}' -> (None, ToolCall(call_id, 'lookup', '{"id": "A1"}'))
+    'x {"final_answer": {"state": "done"}}' -> ('Final answer: {"state": "done"}', None)
     """
     action = next((o for o in json_objects(text) if "tool" in o or "final_answer" in o), None)
     if action is None:
@@ -198,34 +199,9 @@ def fold_system(messages: list[dict]) -> list[dict]:
     return [{"role": "user", "content": system}, *rest]
 
 
-# --- The order world's answer and worked example (the measured best setting, benchmarks/local_llm.py) ---
-
-ANSWER_SCHEMA = words.ANSWER_SCHEMA  # the final-answer line of order_words.SYSTEM_PROMPT, as a schema
-
-
-def example_call(number: int, tool: str, order_id: str) -> dict:
-    arguments = json.dumps({"order_id": order_id})
-    return {"id": f"example_{number}", "type": "function",
-            "function": {"name": tool, "arguments": arguments}}  # fmt: skip
-
-
-# A worked example, played in as earlier turns: a cache miss, then the database, then the answer.
-# Another order id and other values, so copying them is visibly wrong.
-EXAMPLE = [
-    {"role": "user", "content": "What is the status of order Z999?"},
-    {"role": "assistant", "content": None, "tool_calls": [example_call(1, words.CACHE, "Z999")]},
-    {"role": "tool", "tool_call_id": "example_1",
-     "content": "not_found: order Z999 is not in the local cache"},
-    {"role": "assistant", "content": None, "tool_calls": [example_call(2, words.DATABASE, "Z999")]},
-    {"role": "tool", "tool_call_id": "example_2", "content": "ok: 4 fields: status=refunded, amount=12.5, "
-     "created_at=2025-03-01 08:00, payment_method=card"},
-    {"role": "assistant", "content": '{"final_answer": {"order_id": "Z999", "status": "refunded", '
-     '"amount": 12.5}}'},  # the JSON the model is asked to write
-]  # fmt: skip
-
-
-def response_format(tools: list[dict], answer_schema: dict | None = ANSWER_SCHEMA) -> dict:
-    """The request field that makes llama.cpp enforce ``json_action_schema``.
+def response_format(tools: list[dict], answer_schema: dict | None = None) -> dict:
+    """The request field that makes llama.cpp enforce ``json_action_schema`` (``answer_schema``: the
+    world's final answer, ``Words.answer_schema``).
 
     This is llama-cpp-python's form; OpenAI and vLLM call it ``{"type": "json_schema", ...}``.
     """

@@ -3,28 +3,34 @@
 The seed article's hardest lesson was *memory pollution*: a few lessons from a special case, retrieved
 for an ordinary task, made the agent worse. Two cheap guards stop most of it before memory sees a rule:
 
-- ``instance_details``: a text naming one order, customer, transaction, amount, time, date, e-mail
-  address or phone number describes a special case, not a habit. The reflector's validator rejects
+- ``instance_details``: a text naming one record, person, transaction, amount, time, date, e-mail
+  address, phone number or link describes a special case, not a habit. The reflector's validator rejects
   such an item and memory rejects such a rule; both call this one function, so they cannot disagree;
 - ``foreign_names``: a learned rule may name only the world's tools and statuses, so nothing a tool
   returned ("always call refund_order") and nothing a hijacked reflector made up rides into memory.
 
-``instance_details`` is generic: it knows what ids, amounts, times and names look like in any shop, in
-English and in Chinese. The world adds only its own id formats and its words (``order_words.py``), so
-a tool name, a status or a field name is never taken for an instance. What it must *not* flag matters
-as much: rules are controlled English with durations and thresholds ("age under 30 min", "0.05 s").
-Its precision and recall are measured on ``data/instance_labels.json`` (``benchmarks/instance_filter.py``).
+``instance_details`` is generic: it knows what ids, amounts, times and names look like in any world, in
+English and in Chinese, in any casing or joining style (cust_0042, inc-20931, ticketId4471, alice_chen,
+bob-lee, mariaLopez: ``instance_shapes`` judges a token and finds people by their cues). The caller adds
+the world's own words (tools, statuses, fields, record noun: ``world.Words``) and id formats: those are
+never instances, "ticket 4471" is an id where the record is a ticket, and any other identifier is judged
+wherever it stands, a tool slot too ('skip cust_0042'); with no words given, a tool slot is left to
+``foreign_names``. What it must *not* flag matters as much: durations and thresholds ("age under 30 min",
+"0.05 s"), versions and terms (v2, Python 3.11, UTF-8, OAuth2, k8s), English compounds (follow-up).
+Measured on ``data/instance_labels.json`` and ``data/instance_labels_heldout.json`` (five worlds) by
+``benchmarks/instance_filter.py``.
 
 Left out on purpose: judging whether a rule is *true* (that is what votes in memory are for), and a
-name that is one lower-case word or a capitalised word with no cue ("for Maria"): too many false alarms.
+name that is one word with no cue ("Priya closes tickets"), or an ordinary English word ("for tom").
 """
 
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from functools import lru_cache
 from importlib import resources
 
-from ralph_mini import order_words as words
+from ralph_mini import instance_shapes as shapes
 from ralph_mini.rules import Rule
 
 # --- building blocks ------------------------------------------------------------------------------
@@ -35,26 +41,23 @@ _E = r"(?![A-Za-z0-9_])"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # 1,299.00 | 215 | 12.5
 _CODES = r"USD|EUR|GBP|CNY|RMB|JPY|CAD|AUD|CHF|HKD|INR"
 _MONEY_WORDS = rf"{_CODES}|dollars?|euros?|pounds?|yuan|cents?"
-# A number followed by one of these is a duration, a count or a threshold, never an amount or an id.
-_UNITS = r"ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|x|k|%|st|nd|rd|th|秒|分钟|小时|天"
+_UNITS = shapes.UNITS
 _NOT_UNIT = rf"(?!\s?(?i:{_UNITS})(?![A-Za-z]))"
 _MONTHS = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
 )
-_NAME_WORD = r"[A-Z][a-z]*(?:['’-][A-Z][a-z]+)+|[A-Z][a-z]+"  # Maria, O'Brien, Jean-Luc
-_HAN_SURNAMES = (  # common surnames that are not also everyday words (高 high, 周 week, 于 at are left out)
-    "王李张刘陈杨黄赵吴徐孙马朱胡郭林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆"
-    "汪范廖贾夏韦邹孟熊秦邱薛闫段雷侯龙陶黎贺顾毛郝龚邵钱严覃戴莫孔汤"
-)
-_ID_NOUNS = r"order|customer|client|user|account|invoice|ticket|case|request|shipment|sku|id"
+_ID_NOUNS = r"customer|client|user|account|invoice|case|request|shipment|sku|id"  # plus the world's noun
 _KEYED = r"(?:\s(?:id\s|no\.?\s?|number\s)?|\s?#\s?)"  # 'order 10023', 'order no. 5531', 'order #12'
 _TOKEN_WITH_DIGIT = r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]"  # 2+ chars: 10023, Q7
-
-# A snake_case word in a TOOL slot of the rule grammar ('skip tool_w_100', 'query_v2 finds nothing') is a
-# tool name, never an instance: the vocabulary guard (``foreign_names``) judges tool names.
+# Without the world's words, a snake_case word in a slot of the rule grammar ('skip tool_w_100', 'query_v2
+# finds nothing', 'status is level_3') is taken for the world's: ``foreign_names`` judges it.
 _SNAKE = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
-_TOOL_SLOT = rf"(?i:{_B}(?:skip|call|start with)\s({_SNAKE}){_E}|{_B}({_SNAKE})(?=\sfinds\s))"
+_SLOTS = rf"(?i:{_B}(?:skip|call|start with|status is|finds the)\s({_SNAKE}){_E}|{_B}({_SNAKE})(?=\sfinds\s))"
+_NOT_JOINED = r"(?<![A-Za-z0-9]-)"  # not the tail of a joined token: aa-10001, ubuntu-22.04 are one token
+_HAN = "\u4e00-\u9fff"
+_HAN_UNITS = "个次元块分秒天年月日号点时周件条位名人张台箱斤克米度倍%毫以"  # '500次', '300元', '200以上'
+_HAN_LIMITS = ("超过", "低于", "高于", "不足", "大于", "小于", "至少", "最多", "前", "约", "共", "每", "第")
 
 # Common English words, and the words of the rule grammar and the reflection template: a capitalised
 # one starts a sentence or a heading ("Skip ...", "Effective Steps"), it is not a name.
@@ -66,12 +69,10 @@ COMMON_WORDS = frozenset(
     in on at to from by for with without after before about of over under above below into per via
     first last next new old same other more less most least many much few good bad fast slow
     what which who how why where here there note final effective ineffective reusable rule rules
-    step steps lesson lessons tool tools order orders customer customers status task tasks field fields
-    finds nothing age min
-    item items run runs api json http agent model memory cache database payment date time amount""".split()
+    step steps lesson lessons tool tools customer customers status task tasks field fields
+    finds nothing age min record records
+    item items run runs api json http agent model memory cache database payment date time""".split()
 )
-# The world's own words, split into pieces: 'query_payment_api' gives query, payment, api.
-WORLD_WORDS = (*words.READ_ONLY_TOOLS, *words.WRITING_TOOLS, *words.STATUSES, *words.FIELD_WORDS)
 
 
 # --- checks on a match that a regular expression cannot say simply -------------------------------
@@ -81,51 +82,32 @@ def _digits_of_a_phone(match: re.Match, known: Collection[str]) -> str | None:
 
 
 def _money_not_threshold(match: re.Match, known: Collection[str]) -> str | None:
-    """'99.5' is an amount, but not after a comparison or a version word ('above 0.8', 'python 3.11')."""
+    """'99.5' is an amount, but not after a comparison or a version word ('above 0.8', 'python 3.11'), nor
+    after an acronym ('TLS 1.3')."""
     before = match.string[: match.start()].split()
     threshold_words = {"under", "over", "above", "below", "than", "least", "most", "threshold", "to"}
     version_words = {"version", "python", "v", "release", "model"}
     metric_words = {"confidence", "similarity", "score", "weight", "ratio", "rate", "factor"}
-    last = before[-1].lower().strip(":=") if before else ""
+    last = before[-1].strip(":=") if before else ""
     chinese = tuple(
         "率 阈值 超过 低于 高于 不足 大于 小于 至少 最多".split()
-    )  # Chinese has no spaces: a suffix
-    if last in threshold_words | version_words | metric_words or last.rstrip("为").endswith(chinese):
+    )  # no spaces in Chinese: a suffix
+    if last.lower() in threshold_words | version_words | metric_words or last.rstrip("为").endswith(chinese):
         return None
-    return match[0]
+    return None if len(last) > 1 and last.isalpha() and last.isupper() else match[0]
 
 
-# utf-8, sha256, gpt-4o, v2, and percentiles (p95)
-_VERSION_PIECE = re.compile(r"[a-z]+|\d{1,2}[a-z]?|[a-z]{3,}\d{1,3}|v\d+|p\d\d")
-_UNIT_TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:{_UNITS})", re.I)  # 24h, 0.05s, 2nd, 3x
+def _keyed_code(match: re.Match, known: Collection[str]) -> str | None:
+    """After one of the world's words, a code or a number of 4+ digits: 'ticket 4471'; not 'dock 12'."""
+    token = match[1]
+    serial = sum(c.isdigit() for c in token) >= 4 and not (token.isdigit() and token.endswith("00"))
+    return token if serial or shapes.is_code(token) else None
 
 
-def _code_not_word(match: re.Match, known: Collection[str]) -> str | None:
-    """A token with letters and digits is an id (X9F2, a123, ord_8f3k2), unless it is a known word, a
-    number with a unit (24h), or lower-case words with small numbers (utf-8, sha256, gpt-4o-mini)."""
-    token = match[0]
-    if len(token) < 3 or not (re.search(r"\d", token) and re.search(r"[A-Za-z]", token)):
-        return None
-    if token.lower() in known or _UNIT_TOKEN.fullmatch(token):
-        return None
-    return None if all(_VERSION_PIECE.fullmatch(p) for p in re.split(r"[-_.]", token)) else token
-
-
-def _uncommon_words(match: re.Match, known: Collection[str]) -> str | None:
-    """The longest run of two or more capitalised words that are not common words: 'When Maria Lopez
-    asked' -> 'Maria Lopez'; 'Effective Steps' -> None."""
-    runs, run = [], []
-    for word in match[0].split():
-        run = [] if word.lower() in known else [*run, word]
-        runs.append(run)
-    best = max(runs, key=len)
-    return " ".join(best) if len(best) >= 2 else None
-
-
-def _uncommon_name(match: re.Match, known: Collection[str]) -> str | None:
-    """'customer Chen' -> 'Chen'; 'customer Status' -> None."""
-    name = next(group for group in match.groups() if group)
-    return None if name.lower() in known else name
+def _han_number(match: re.Match, known: Collection[str]) -> str | None:
+    """3+ digits right after a Chinese noun are an id ('工单 4471'), not after a limit ('超过500')."""
+    before = match.string[: match.start()].rstrip()
+    return None if before.endswith(_HAN_LIMITS) or match[1].endswith("00") else match[1]
 
 
 Check = Callable[[re.Match, Collection[str]], str | None]
@@ -134,9 +116,11 @@ Check = Callable[[re.Match, Collection[str]], str | None]
 # (kind, pattern, check); without a check, the match (or its first group) is the detail. The shapes that
 # say their kind come first, then the world's own id formats, then the generic guesses.
 SHAPED: tuple[tuple[str, str, Check | None], ...] = (
-    # a link or an e-mail address names one page or one person
+    # a link or an e-mail address names one page or one person; so does a handle (@jdoe), an IP address
     ("link", r"https?://\S+|www\.\S+", None),
     ("email", rf"{_B}[\w.+-]+@[\w-]+(?:\.[\w-]+)+", None),
+    ("name", r"(?<![\w.@])@[A-Za-z][\w.-]*[A-Za-z0-9]", None),
+    ("id", rf"{_B}(?:\d{{1,3}}\.){{3}}\d{{1,3}}(?![\d.])", None),
     # a date: 2025-03-10 (T11:48), 03/10/2025, March 10, 10 March 2025, 2025年3月10日
     (
         "date",
@@ -183,59 +167,84 @@ SHAPED: tuple[tuple[str, str, Check | None], ...] = (
     ),
 )
 GENERIC: tuple[tuple[str, str, Check | None], ...] = (
-    # '#10023', and a number of 5 or more digits that is not round (100000 lessons is a count)
-    ("id", rf"#\s?\d+|{_B}(?!\d+000{_E})\d{{5,}}{_E}{_NOT_UNIT}", None),
-    # a decimal with no unit and no comparison before it is an amount: 'the total is 99.50'
-    ("amount", rf"(?<![A-Za-z0-9_.,])\d+\.\d+(?![\d.]){_NOT_UNIT}", _money_not_threshold),
-    # a token mixing letters and digits: X9F2, a123, ord_8f3k2, INV-2024-0042, 7f3a9c2e
-    ("id", rf"{_B}[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*{_E}", _code_not_word),
-    # a name: a title or a role noun before a capitalised word (Mr. Tanaka, customer Chen), then two or
-    # more capitalised uncommon words in a row (Maria Lopez), then Chinese: 王女士, 客户张伟
+    # '#10023', '#A-77', and a number of 5 or more digits that is not round (100000 lessons is a count)
     (
-        "name",
-        rf"(?:Mr|Mrs|Ms|Mx|Dr|Prof)\.?\s({_NAME_WORD})"
-        rf"|(?i:{_B}(?:customer|client|buyer|shopper|user|named|called)\s)({_NAME_WORD})(?![\w'’-])",
-        _uncommon_name,
-    ),
-    ("name", rf"(?<![\w'’-])(?:{_NAME_WORD})(?:\s+(?:{_NAME_WORD}))+(?![\w'’-])", _uncommon_words),
-    (
-        "name",
-        rf"[{_HAN_SURNAMES}](?:先生|女士|小姐|太太)|(?<=客户|顾客|用户|买家)[{_HAN_SURNAMES}][\u4e00-\u9fff]",
+        "id",
+        rf"(?<![A-Za-z0-9&])#\s?{_TOKEN_WITH_DIGIT}|#\s?\d|{_B}{_NOT_JOINED}(?!\d+000{_E})\d{{5,}}{_E}{_NOT_UNIT}",
         None,
     ),
+    # a number of 3 or more digits right after a Chinese noun: 工单 4471, 借书证 2290
+    (
+        "id",
+        rf"(?<=[{_HAN}])\s?(\d{{3,}})(?![\d.,:])(?!\s?(?:[{_HAN_UNITS}]|(?i:{_UNITS})(?![A-Za-z])))",
+        _han_number,
+    ),
+    # a decimal with no unit and no comparison before it is an amount: 'the total is 99.50'
+    ("amount", rf"(?<![A-Za-z0-9_.,]){_NOT_JOINED}\d+\.\d+(?![\d.]){_NOT_UNIT}", _money_not_threshold),
+    # an identifier: a code (X9F2, ord_8f3k2, INV-2024-0042, txnId88231) or a joined name (alice_chen); then a
+    # person by a title, a role noun, 'for', two name words in a row, Chinese cues (see instance_shapes)
+    *shapes.TOKEN_PATTERNS,
+    *shapes.NAME_PATTERNS,
 )
+
+
+@lru_cache(maxsize=64)
+def _compiled(
+    known_words: tuple[str, ...], id_patterns: tuple[tuple[str, str], ...], nouns: tuple[str, ...]
+) -> tuple[list[re.Pattern], list[tuple[str, re.Pattern, Check | None]], frozenset[str]]:
+    """One world's filter, compiled once: (what its words protect, the patterns in order, known words)."""
+    known = COMMON_WORDS | {p.lower() for w in known_words for p in re.split(r"[\s_]+", w) if p}
+    known |= {w.lower() for w in known_words}
+    world = [(kind, pattern, None) for kind, pattern in id_patterns]
+    keyed = "|".join(re.escape(noun) for noun in nouns)
+    if keyed:
+        world.append(("id", rf"(?i:{_B}(?:{keyed}){_KEYED})({_TOKEN_WITH_DIGIT}){_E}{_NOT_UNIT}", None))
+    pieces = {p for w in known_words for p in re.split(r"[\s_-]+", w) if p not in COMMON_WORDS}
+    plain = sorted(
+        {w for w in {*known_words, *pieces} if re.fullmatch("[A-Za-z_]{3,}", w)}, key=len, reverse=True
+    )
+    if plain:  # the world's own words key a code too: 'ticket 4471', 'room 1412' (from room_number)
+        keys = "|".join(map(re.escape, plain))
+        world.append(("id", rf"(?i:{_B}(?:{keys}){_KEYED})({_TOKEN_WITH_DIGIT}){_E}{_NOT_UNIT}", _keyed_code))
+    code_names = sorted((w for w in known_words if re.search(r"[_\d-]", w)), key=len, reverse=True)
+    protect = [rf"(?i:{_B}(?:{'|'.join(map(re.escape, code_names))}){_E})"] if code_names else []
+    protect += [] if known_words else [_SLOTS]  # no vocabulary: only foreign_names can judge a tool slot
+    ordered = [(kind, re.compile(pattern), check) for kind, pattern, check in (*SHAPED, *world, *GENERIC)]
+    return [re.compile(p) for p in protect], ordered, frozenset(known)
 
 
 def instance_details(
     text: str,
-    known_words: Iterable[str] = WORLD_WORDS,
-    id_patterns: Mapping[str, str] = words.INSTANCE_PATTERNS,
+    known_words: Iterable[str] = (),
+    id_patterns: Mapping[str, str] | None = None,
+    nouns: Iterable[str] = (),
 ) -> list[str]:
-    """What in ``text`` names one instance, in text order: 'skip query_database for A123' ->
-    ['order id A123']; 'when status is pending and age under 30 min: answer' -> [].
+    r"""What in ``text`` names one instance, in text order: with the order desk's id format
+    {'order id': r'\b[A-Z]\d{3}\b'}, 'skip query_database for A123' -> ['order id A123'];
+    'when status is pending and age under 30 min: answer' -> []; with a helpdesk's words,
+    'when status is open: skip ticket_4471' -> ['id ticket_4471'].
 
     ``known_words`` (the world's tools, statuses and fields) are never names or ids; ``id_patterns``
-    are the world's own id formats, tried before the generic ones so that their kind is named.
+    are the world's own id formats, tried before the generic ones so that their kind is named;
+    ``nouns`` (the world's record noun) key an id as 'customer' does: 'ticket 4471'.
     """
-    known = COMMON_WORDS | {p.lower() for w in known_words for p in re.split(r"[\s_]+", w) if p}
-    known |= {w.lower() for w in known_words}
-    world = tuple((kind, pattern, None) for kind, pattern in id_patterns.items())
-    ordered = SHAPED + world + GENERIC
+    protect, ordered, known = _compiled(tuple(known_words), tuple((id_patterns or {}).items()), tuple(nouns))
     claimed = [False] * len(text)
-    code_names = [rf"(?i:{_B}{re.escape(w)}{_E})" for w in known_words if re.search(r"[_\d]", w)]
-    for pattern in (_TOOL_SLOT, *code_names):  # tool names and the world's code names claim their characters
-        for match in re.finditer(pattern, text):
-            span = match.span(match.lastindex or 0)
-            claimed[span[0] : span[1]] = [True] * (span[1] - span[0])
+    for pattern in protect:  # the world's code names, and the rule's tool slots, claim their characters
+        for match in pattern.finditer(text):
+            start, end = match.span(match.lastindex or 0)
+            claimed[start:end] = [True] * (end - start)
     found: list[tuple[int, str]] = []
     for kind, pattern, check in ordered:
-        for match in re.finditer(pattern, text):
-            if any(claimed[match.start() : match.end()]):
+        for match in pattern.finditer(text):
+            if any(claimed[slice(*match.span(match.lastindex or 0))]):  # what it reports is free
                 continue
             detail = check(match, known) if check else next((g for g in match.groups() if g), match[0])
             if detail:
-                claimed[match.start() : match.end()] = [True] * (match.end() - match.start())
-                found.append((match.start(), f"{kind} {detail.strip()}"))
+                start = text.find(detail, match.start(), match.end())  # the detail claims its characters
+                start, end = (start, start + len(detail)) if start >= 0 else match.span()
+                claimed[start:end] = [True] * (end - start)
+                found.append((start, f"{kind} {detail.strip()}"))
     return [detail for _, detail in sorted(found)]
 
 

@@ -8,12 +8,12 @@ replayed from committed cassettes (no llama.cpp needed), or live on a fresh serv
 Left out on purpose: tuning per experiment (one setting for all, as a student would use it).
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from ralph_mini.cassette import CassetteError, RecordingModel, ReplayModel
-from ralph_mini.json_tools import EXAMPLE, JsonToolsModel, SystemInUserModel, response_format
+from ralph_mini.json_tools import JsonToolsModel, SystemInUserModel, response_format
 from ralph_mini.local import DEFAULT_PORT, LOCAL_MODEL_NAME, serve_local
 from ralph_mini.model import ChatModel, OpenAIModel
 
@@ -22,12 +22,15 @@ REFLECT_MAX_TOKENS = 200  # the reflector's four-section template, filled in, is
 LOCAL_TIMEOUT_S = 300.0  # a reply on 2 busy cores can take a minute; slow is not broken here
 
 
-def local_actor(base_url: str, tools: list[dict], *, max_tokens: int = ACT_MAX_TOKENS) -> OpenAIModel:
+def local_actor(
+    base_url: str, tools: list[dict], answer_schema: dict | None = None, *, max_tokens: int = ACT_MAX_TOKENS
+) -> OpenAIModel:
     """The acting model with the best measured setting: temperature 0, capped replies, and the server
-    held to ``json_tools.json_action_schema``. Wrap it in ``JsonToolsModel(..., EXAMPLE)`` to act."""
+    held to ``json_tools.json_action_schema`` (with the world's ``answer_schema``). Wrap it in
+    ``JsonToolsModel(..., example)`` to act."""
     return OpenAIModel(LOCAL_MODEL_NAME, base_url=base_url, api_key="not-needed", max_tokens=max_tokens,
                        timeout_s=LOCAL_TIMEOUT_S, max_retries=0,
-                       extra_body={"response_format": response_format(tools)})  # fmt: skip
+                       extra_body={"response_format": response_format(tools, answer_schema)})  # fmt: skip
 
 
 def local_reflector(base_url: str, *, max_tokens: int = REFLECT_MAX_TOKENS) -> OpenAIModel:
@@ -44,6 +47,8 @@ def local_session(
     *,
     live: bool,
     cassettes: str | Path,
+    example: Sequence[dict] = (),
+    answer_schema: dict | None = None,
     actor: bool = True,
     reflector: bool = False,
     port: int = DEFAULT_PORT + 1,
@@ -55,7 +60,8 @@ def local_session(
     reply must have been used, or the run went another way than the recording did.
     Live: a *fresh* server for every experiment (its prompt cache starts empty, so a rerun repeats the
     recording; a warm cache can flip a close choice of a tool), recorded into the same files.
-    The actor is ``JsonToolsModel(<server>, EXAMPLE)``, the reflector ``SystemInUserModel(<server>)``;
+    The actor is ``JsonToolsModel(<server>, example)`` (a world's worked example; its final answer
+    held to ``answer_schema``), the reflector ``SystemInUserModel(<server>)``;
     a role not asked for is None (and an asked-for reflector the run never calls records an empty file).
     """
     roles = [role for role, wanted in (("act", actor), ("reflect", reflector)) if wanted]
@@ -65,13 +71,14 @@ def local_session(
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("")  # a fresh recording: RecordingModel appends
         server = serve_local(port=port)
-        inner = {"act": local_actor(server.base_url, tools), "reflect": local_reflector(server.base_url)}
+        inner = {"act": local_actor(server.base_url, tools, answer_schema),
+                 "reflect": local_reflector(server.base_url)}  # fmt: skip
         served = {role: RecordingModel(inner[role], path) for role, path in paths.items()}
     else:
         server = None
         served = {role: ReplayModel(path) for role, path in paths.items()}
     try:
-        yield (JsonToolsModel(served["act"], EXAMPLE) if actor else None,
+        yield (JsonToolsModel(served["act"], list(example)) if actor else None,
                SystemInUserModel(served["reflect"]) if reflector else None)  # fmt: skip
     finally:
         if server is not None:

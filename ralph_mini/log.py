@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ralph_mini.react import Step, Trace
 from ralph_mini.tools import read_fields
+from ralph_mini.world import TIME_FORMAT, Words
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class RunSummary:
     run_id: str
     task_id: str
     question: str
-    now: str  # the task's current time, so a reader can compute an order's age
+    now: str  # the task's current time, so a reader can compute a record's age
     calls: int
     wrong_calls: int
     latency_s: float
@@ -52,7 +53,6 @@ class RunSummary:
 
 
 OBSERVATION_CHARS = 120
-TIME_FORMAT = "%Y-%m-%d %H:%M"  # the task's current time and an order's created_at
 MINUTE = timedelta(minutes=1)
 
 
@@ -160,19 +160,20 @@ def step_rows(records: list[LogRecord]) -> list[dict]:
     return [asdict(r) for r in records]
 
 
-def step_tags(step: Step, now: str | None = None) -> set[str]:
+def step_tags(step: Step, words: Words, now: str | None = None) -> set[str]:
     """What a step revealed, as tags a trigger can match: {'query_local_cache:found', 'status:pending'}.
 
-    Given the task's current time ``now`` ('2025-03-10 12:00'), an order with a status and a
-    ``created_at`` also gives its age in whole minutes: 'age:pending:12'. Memory credits a lesson only
-    when its whole trigger, age included, held in the tags its run revealed (``votes.trigger_held``).
+    The record's status is its field ``words.status_field``. Given the task's current time ``now``
+    ('2025-03-10 12:00'), a record with a status and a creation time (``words.created_field``) also
+    gives its age in whole minutes: 'age:pending:12'. Memory credits a lesson only when its whole
+    trigger, age included, held in the tags its run revealed (``votes.trigger_held``).
     """
     if step.status == "not_found":
         return {f"{step.tool}:nothing"}
     if step.status != "ok":
         return set()
     fields = read_fields(step.observation)
-    status, created = fields.get("status"), fields.get("created_at")
+    status, created = fields.get(words.status_field), fields.get(words.created_field)
     tags = {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
     if status and created and now:
         try:
@@ -183,6 +184,6 @@ def step_tags(step: Step, now: str | None = None) -> set[str]:
     return tags
 
 
-def run_tags(steps: list[Step], now: str | None = None) -> set[str]:
+def run_tags(steps: list[Step], words: Words, now: str | None = None) -> set[str]:
     """Everything a run revealed: the union of its steps' tags, plus 'any' (every run is 'any task')."""
-    return {"any"}.union(*(step_tags(step, now) for step in steps))
+    return {"any"}.union(*(step_tags(step, words, now) for step in steps))

@@ -8,17 +8,22 @@ One task, top to bottom (``run_task``):
 2. **act**: the bare ReAct executor from notebook 01, with its log; when an observation reveals a
    situation memory knows about (a cache hit, a pending order, a missing one), one *second retrieval*
    adds the matching lessons mid-run;
-3. **fast loop**: ``quick_review`` the run; if it produced no complete answer (judged on the task's own
-   answer fields) and wrote nothing, reflect on it and retry with the refined plan, at most
-   ``max_reflection_rounds`` times, all runs sharing one pitfall budget. Nothing is written to memory;
+3. **fast loop** (``learn.fast_loop``): ``quick_review`` the run; if it produced no complete answer
+   (judged on the task type's own answer fields) and wrote nothing, reflect on it and retry with the
+   refined plan, at most ``max_reflection_rounds`` times, all runs sharing one pitfall budget. Nothing
+   is written to memory; every discarded run counts in the task's record and is logged;
 4. **feedback**: the grader's verdict and the run's waste (``waste.py``) vote on the injected rules
    whose trigger held; rules sending the agent to a tool the world no longer offers turn invalid;
-5. **slow loop**: when the grader rejected the answer, the answer rested on no look-up, or the run
-   wasted calls and its task type recurs or the same error repeats, reflect on the log (with the
-   grader's verdict line) and offer each rule to memory under the task's type. A rule naming a tool or
-   status outside the world's vocabulary (``planner.rule_vocabulary``) is refused before that.
+5. **slow loop** (``learn.slow_loop``): when the grader rejected the answer, the answer rested on no
+   look-up, or the run wasted calls and its task type recurs or the same error repeats, reflect on the
+   log (with the grader's verdict line) and offer each rule to memory under the task's type. A rule
+   naming a tool or status outside the world's vocabulary (``planner.rule_vocabulary``) is refused.
 
-Data flows one way: the executor returns the lessons it asked for mid-run (``trace.added_lessons``);
+The loop knows no world: everything it needs of one comes from the ``words`` it is given (the task
+type's answer fields, the record's status and creation fields, the reflector's prompt) and from the
+roles the tools declare (``writes``, ``holds_every``, ``statuses``).
+
+Data flows one way: the executor returns the lessons it asked for mid-run;
 each task is graded once, here, and the verdict is passed to the log and to memory. Expiry is swept
 once at the start of each task, explicitly. Everything the loop knows between tasks lives in
 ``memory`` and in the ``history`` it is handed: no hidden state. So a ``Store`` that commits both after
@@ -33,19 +38,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ralph_mini import history_json, planner
-from ralph_mini.lesson_guards import foreign_names
+from ralph_mini.learn import fast_loop, slow_loop, wants_slow_loop
 from ralph_mini.log import log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import applicable, estimate_calls_saved, task_type_of, writing_tools
+from ralph_mini.planner import applicable, writing_tools
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
-from ralph_mini.reflect import Reflection, Review, reflect, reflection_text
-from ralph_mini.rules import parse_rule
+from ralph_mini.reflect import Reflection, Review
 from ralph_mini.store import Store
-from ralph_mini.suite import Grade, Task, grade
 from ralph_mini.tools import Tool
 from ralph_mini.waste import run_waste
+from ralph_mini.world import Task, Words, grade
 
 RESERVE = 1  # lesson slots the plan leaves free for the second retrieval (its trigger fired)
 
@@ -72,23 +76,42 @@ class LoopConfig:
 
 @dataclass
 class TaskResult:
-    """What one task cost and taught: the final trace, what was injected, reviews and memory notes."""
+    """What one task cost and taught: the final trace, what was injected, the runs the fast loop
+    discarded, the reflections and memory's notes. Every run counts in ``record``."""
 
     task: Task
     trace: Trace
     injected: list[str]
     review: Review
     correct: bool = False  # the grader's verdict on the final trace, computed once in run_task
-    retries: int = 0
+    discarded: list[Trace] = field(default_factory=list)  # the fast loop's retried runs, in order
     reflections: list[Reflection] = field(default_factory=list)
     memory_notes: list[str] = field(default_factory=list)
-    extra_tokens: int = 0  # retries and reflections
-    extra_latency_s: float = 0.0
-    spent_wrong_calls: int = 0  # wrong calls of the discarded fast-loop runs (one pitfall budget)
+
+    @property
+    def retries(self) -> int:
+        return len(self.discarded)
+
+    @property
+    def extra_tokens(self) -> int:
+        """Tokens spent besides the final run: the discarded runs and every reflection."""
+        runs = sum(t.tokens_in + t.tokens_out for t in self.discarded)
+        return runs + sum(r.tokens for r in self.reflections)
+
+    @property
+    def extra_latency_s(self) -> float:
+        return sum(t.latency_s for t in self.discarded) + sum(r.latency_s for r in self.reflections)
+
+    @property
+    def spent_wrong_calls(self) -> int:
+        """Wrong calls of the discarded runs (one pitfall budget for the whole task)."""
+        return sum(t.wrong_calls for t in self.discarded)
 
     @property
     def record(self) -> RunRecord:
-        return record(self.trace, self.correct, self.extra_tokens, self.extra_latency_s)
+        return record(self.trace, self.correct, self.extra_tokens, self.extra_latency_s,
+                      extra_calls=sum(t.tool_calls for t in self.discarded),
+                      extra_wrong_calls=self.spent_wrong_calls)  # fmt: skip
 
     def to_json(self) -> dict:
         """All of this result as JSON-ready data, for a store; ``from_json`` rebuilds it exactly."""
@@ -106,134 +129,76 @@ def run_task(
     memory: Memory,
     history: Sequence[TaskResult],
     *,
+    words: Words,
     config: LoopConfig = LoopConfig(),
     run_id: str = "R000",
     retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
     reflector: ChatModel | None = None,
 ) -> TaskResult:
-    """One task through the whole loop. ``retrieve_plan`` replaces the keyword retrieval (notebook 05);
-    ``reflector`` reflects instead of ``model`` (a small model may act but not reflect, notebook 08)."""
+    """One task through the whole loop, in the world whose ``words`` and ``tools`` it is given.
+    ``retrieve_plan`` replaces the keyword retrieval (notebook 05); ``reflector`` reflects instead of
+    ``model`` (a small model may act but not reflect, notebook 08)."""
     memory.sweep()  # flag what expired since the last task, once, before anything reads memory
     ranked = (
         retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, len(memory.experiences))
     )
-    types = planner.history_types(history)
     reserve = RESERVE if config.second_retrieval else 0
     offered = [t.name for t in tools]
-    planned = planner.fit(task, memory, ranked, types, config.budget, offered, reserve, config.per_task_type)
-    trace = execute(task, model, tools, planned, memory, config, types)
-    injected = planned + added_experiences(memory, trace)
-    result = TaskResult(task, trace, [e.rule for e in injected], planner.review(task, trace, tools))
-    fast_loop(result, model, reflector or model, tools, injected, config)
+    planned = planner.fit(task, memory, ranked, config.budget, offered, reserve, config.per_task_type)
+    trace, added = execute(task, model, tools, planned, memory, config, words)
+    injected = planned + added
+    review = planner.review(task, trace, tools, words)
+    retried = fast_loop(task, trace, review, model, reflector or model, tools, words, [e.rule for e in injected],
+                        rounds=config.max_reflection_rounds, pitfall_depth=config.max_pitfall_depth,
+                        max_steps=config.max_steps, max_words=config.max_words, budget=config.budget)  # fmt: skip
+    result = TaskResult(task, retried.trace, [e.rule for e in injected], retried.review,
+                        discarded=retried.discarded, reflections=retried.reflections)  # fmt: skip
     memory.record_hits(injected)
     verdict = grade(task, result.trace.answer)
     result.correct = verdict.correct
-    revealed = run_tags(result.trace.steps, task.now)
+    revealed = run_tags(result.trace.steps, words, task.now)
     waste = run_waste(result.trace, writing_tools(tools), planner.complete_tools(tools))
     wasted = [step.tool for step in result.trace.steps if step.index in waste]
     result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
-    result.memory_notes += memory.invalidate_unoffered(offered, task_type_of(task))
-    if config.reflect and wants_slow_loop(result, history):
-        slow_loop(result, reflector or model, tools, memory, config, run_id, verdict, waste=waste)
+    result.memory_notes += memory.invalidate_unoffered(offered, task.task_type)
+    if config.reflect and wants_slow_loop(
+        result.correct, result.review, result.trace, *recurrence(task, history)
+    ):
+        reflection, notes = slow_loop(task, result.trace, result.correct, verdict, reflector or model, tools, words,
+                                      memory, run_id=run_id, max_words=config.max_words,
+                                      rounds=config.max_reflection_rounds, waste=waste)  # fmt: skip
+        result.reflections.append(reflection)
+        result.memory_notes += notes
     return result
 
 
-def execute(task, model, tools, planned: list[Experience], memory: Memory, config: LoopConfig,
-            types: dict[str, str] | None = None) -> Trace:  # fmt: skip
+def recurrence(task: Task, history: Sequence[TaskResult]) -> tuple[bool, set[str]]:
+    """Does a task about the same tools recur in ``history``, and which error statuses did it have?"""
+    recurring = any(past.task.relevant_tools == task.relevant_tools for past in history)
+    errors = {s.status for past in history for s in past.trace.steps if s.wrong}
+    return recurring, errors
+
+
+def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[Experience], memory: Memory,
+            config: LoopConfig, words: Words) -> tuple[Trace, list[Experience]]:  # fmt: skip
     """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run: after a
-    tool call, lessons whose trigger matches what it revealed (a cache hit, a pending order...)."""
-    exclude, kind, offered = [e.id for e in planned], task_type_of(task), [t.name for t in tools]
+    tool call, lessons whose trigger matches what it revealed (a cache hit, a pending record...).
+    Returns the trace and the experiences behind the lessons added mid-run."""
+    exclude, offered = [e.id for e in planned], [t.name for t in tools]
+    found_mid_run: dict[str, Experience] = {}
 
     def more_lessons(step: Step) -> list[str]:
-        tags = step_tags(step, task.now)
+        tags = step_tags(step, words, task.now)
         found = planner.held_first(memory.retrieve(tags, len(memory.experiences), exclude=exclude), tags)
-        mine = (
-            [e for e in found if applicable(e, kind, types or {}, offered)] if config.per_task_type else found
-        )
-        return [e.rule for e in mine]
+        if config.per_task_type:
+            found = [e for e in found if applicable(e, task.task_type, offered)]
+        found_mid_run.update({e.rule: e for e in reversed(found)})  # the best of one rule text wins
+        return [e.rule for e in found]
 
-    return run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
-                     max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,
-                     more_lessons=more_lessons if config.second_retrieval else None)  # fmt: skip
-
-
-def added_experiences(memory: Memory, trace: Trace) -> list[Experience]:
-    """The experiences behind the lessons a run asked for mid-way (rule text is unique in memory)."""
-    by_rule = {e.rule: e for e in memory.experiences.values()}
-    return [by_rule[rule] for rule in trace.added_lessons]
-
-
-def fast_loop(result: TaskResult, model, reflector, tools, injected, config: LoopConfig) -> None:
-    """Retry a run that gave no complete answer and wrote nothing, with the rules of a reflection on it.
-    Every run of the task shares one pitfall budget, so an unsolvable task costs about one run's wrong
-    calls, not three. No memory write."""
-    while result.review.retry and result.retries < config.max_reflection_rounds:
-        left = config.max_pitfall_depth - result.spent_wrong_calls - result.trace.wrong_calls
-        if left < 0:
-            break
-        reflection = reflect(  # the fast loop runs before the grader: its log says "not graded"
-            reflection_text(result.trace, "fast", None), reflector, tools, max_words=config.max_words,
-            writing=writing_tools(tools),
-        )  # fmt: skip
-        result.reflections.append(reflection)
-        add_cost(result, result.trace, reflection)
-        result.spent_wrong_calls += result.trace.wrong_calls
-        refined = [e.rule for e in injected] + list(reflection.rules)  # the budget cuts (react.LessonBudget)
-        result.trace = run_react(result.task, model, tools, lessons=refined, max_steps=config.max_steps,
-                                 max_pitfall_depth=left, budget=config.budget)  # fmt: skip
-        result.retries += 1
-        result.review = planner.review(result.task, result.trace, tools)
-
-
-def wants_slow_loop(result: TaskResult, history: Sequence[TaskResult]) -> bool:
-    """Reflect on every outside signal: the grader rejected the answer, or it rested on no look-up; and
-    on waste (wrong or redundant calls) when the task type recurs or the same error repeats."""
-    if not result.correct or result.review.blind:
-        return True
-    if not (result.review.wrong_calls or result.review.redundant_calls):
-        return False
-    recurring = any(past.task.relevant_tools == result.task.relevant_tools for past in history)
-    errors = {s.status for s in result.trace.steps if s.wrong}
-    repeated = any(errors & {s.status for s in past.trace.steps if s.wrong} for past in history)
-    return recurring or repeated
-
-
-def slow_loop(result: TaskResult, reflector, tools, memory: Memory, config: LoopConfig, run_id: str,
-              verdict: Grade | None = None, *, waste: Sequence[int]) -> None:  # fmt: skip
-    """Reflect on the final run and its verdict; offer each rule to memory under the task's type, after
-    the vocabulary guard. ``waste``: the run's wasted calls (``waste.run_waste``), which the write
-    threshold weighs."""
-    log_text = reflection_text(result.trace, run_id, result.correct, verdict)
-    reflection = reflect(log_text, reflector, tools, max_words=config.max_words, writing=writing_tools(tools),
-                         max_reflection_rounds=config.max_reflection_rounds)  # fmt: skip
-    result.reflections.append(reflection)
-    add_cost(result, None, reflection)
-    if not reflection.ok:
-        result.memory_notes.append(f"no write: {reflection.reason}")
-        return
-    rule_tools, rule_statuses = planner.rule_vocabulary(tools)
-    kind = task_type_of(result.task)
-    for rule in reflection.rules:
-        foreign = foreign_names(parse_rule(rule), rule_tools, rule_statuses)
-        if foreign:
-            result.memory_notes.append(f"rejected: names {', '.join(foreign)}; a learned rule may name only "
-                                       f"the tools {', '.join(rule_tools)} and the statuses "
-                                       f"{', '.join(rule_statuses)}: {rule}")  # fmt: skip
-            continue
-        decision, _ = memory.propose(rule, task_id=result.task.task_id, run_id=run_id,
-                                     calls_saved=estimate_calls_saved(rule, result.trace, waste),
-                                     failure_reason="; ".join(reflection.ineffective)[:200],
-                                     task_type=kind, rejected=result.correct is False)  # fmt: skip
-        result.memory_notes.append(f"{decision}: {rule}")
-
-
-def add_cost(result: TaskResult, trace: Trace | None, reflection: Reflection) -> None:
-    """Count a discarded run (fast loop) and a reflection against this task."""
-    if trace is not None:
-        result.extra_tokens += trace.tokens_in + trace.tokens_out
-        result.extra_latency_s += trace.latency_s
-    result.extra_tokens += reflection.tokens
-    result.extra_latency_s += reflection.latency_s
+    trace = run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
+                      max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,
+                      more_lessons=more_lessons if config.second_retrieval else None)  # fmt: skip
+    return trace, [found_mid_run[rule] for rule in trace.added_lessons]
 
 
 def run_loop(
@@ -242,6 +207,7 @@ def run_loop(
     tools: Sequence[Tool],
     memory: Memory,
     *,
+    words: Words,
     config: LoopConfig = LoopConfig(),
     between_tasks: Callable[[Memory], None] | None = None,
     retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
@@ -261,7 +227,7 @@ def run_loop(
     start = len(results) + 1 if first is None else first
     for number, task in enumerate(progress(tasks) if progress else tasks, start):
         run_id = f"R{number:03d}"
-        result = run_task(task, model, tools, memory, results, config=config, run_id=run_id,
+        result = run_task(task, model, tools, memory, results, words=words, config=config, run_id=run_id,
                           retrieve_plan=retrieve_plan, reflector=reflector)  # fmt: skip
         results.append(result)
         if between_tasks:
@@ -272,12 +238,14 @@ def run_loop(
 
 
 def commit(store: Store, memory: Memory, result: TaskResult, run_id: str) -> None:
-    """One transaction for one finished task: the lessons it changed, its final run's log with the
-    grader's verdict, and the result and clock a resume rebuilds (``resume_point``)."""
+    """One transaction for one finished task: the lessons it changed, its runs' log (the discarded ones
+    as R001.1, R001.2, not graded; the final one with the grader's verdict), and the result and clock a
+    resume rebuilds (``resume_point``)."""
+    discarded = [log_run(t, f"{run_id}.{n}", None) for n, t in enumerate(result.discarded, 1)]
     store.commit_task(
         memory.experiences.values(),
         task_id=result.task.task_id,
-        runs=[log_run(result.trace, run_id, result.correct)],
+        runs=[*discarded, log_run(result.trace, run_id, result.correct)],
         result={"result": result.to_json(), "clock": memory.clock().isoformat()},
     )
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace, run_react
-from ralph_mini.suite import Task, grade
+from ralph_mini.world import Task, grade
 from ralph_mini.tools import Tool
 
 
@@ -35,17 +35,23 @@ class RunRecord:
 
 
 def record(
-    trace: Trace, correct: bool | None = None, extra_tokens: int = 0, extra_latency_s: float = 0.0
+    trace: Trace,
+    correct: bool | None = None,
+    extra_tokens: int = 0,
+    extra_latency_s: float = 0.0,
+    extra_calls: int = 0,
+    extra_wrong_calls: int = 0,
 ) -> RunRecord:
     """Keep only the numbers of a run. ``correct`` is the grader's verdict when the caller already has it
     (the Ralph Loop grades each task once); otherwise the trace is graded here. ``extra_*`` adds costs
-    spent outside the run (retries, reflections)."""
+    spent outside the run: the runs the fast loop discarded and retried, and the reflections. Every run
+    counts."""
     task = trace.task
     return RunRecord(
         task_id=task.task_id,
         kind=task.kind,
-        calls=trace.tool_calls,
-        wrong_calls=trace.wrong_calls,
+        calls=trace.tool_calls + extra_calls,
+        wrong_calls=trace.wrong_calls + extra_wrong_calls,
         correct=grade(task, trace.answer).correct if correct is None else correct,
         latency_s=round(trace.latency_s + extra_latency_s, 3),
         tokens=trace.tokens_in + trace.tokens_out + extra_tokens,

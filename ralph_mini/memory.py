@@ -9,14 +9,16 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
   separate tasks, or one run shows it alone saves ``calls_saved_threshold`` calls, or it was reflected
   from an answer the grader rejected (a wrong answer costs a customer; a wasted call can wait for a
   second task to confirm the lesson); only *active* rules are retrieved;
-- **merge**: the same lesson in another wording or order, or a near duplicate, strengthens the one
-  experience instead of adding a row (``rule_forms.py``);
+- **one row per task type and rule**: a lesson is learned on a task type and serves that type only; the
+  same lesson in another wording or order, or a near duplicate, strengthens the one experience of that
+  type instead of adding a row (``rule_forms.py``), and the same rule learned on two types is two rows,
+  each judged by its own votes, so one type's evidence never flips the other's;
 - **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held; down for
   calls wasted on a tool the rule sent it to, or for a wrong answer it could have caused. Votes decay
   by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and more
   recent down- than up-votes a rule is *removed*;
-- **contradiction**: a rule that becomes active, or is confirmed by a new task while active, marks
-  *invalid* every active rule of its task type it contradicts (the same trigger and an opposite action,
+- **contradiction**: a rule that becomes active, or is confirmed by a new task or validated by a run
+  while active, marks *invalid* every active rule of its task type it contradicts (the same trigger and an opposite action,
   or a wider rule it is a counterexample to: ``rule_forms.contradiction``); so does a world that stops
   offering the tool a rule sends the agent to (``valid_from`` / ``invalid_from``, as Zep does);
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
@@ -68,15 +70,16 @@ class Memory:
         *,
         task_id: str,
         run_id: str,
+        task_type: str,
         calls_saved: int = 0,
         failure_reason: str = "",
-        task_type: str = "order_status",
         rejected: bool = False,
     ) -> tuple[str, Experience | None]:
-        """Offer a rule from a reflection. Returns (decision, experience); decision says what happened."""
+        """Offer a rule learned on a task of ``task_type``. Returns (decision, experience); the decision
+        says what happened."""
         details = instance_details(rule_text)
         if details:
-            return f"rejected: names {', '.join(details)}; rules must hold for every order", None
+            return f"rejected: names {', '.join(details)}; rules must hold for every task", None
         try:
             rule = canonical(parse_rule(normalize_wording(rule_text)))
         except RuleSyntaxError:
@@ -86,8 +89,8 @@ class Memory:
                 return f"rejected: {err}", None
             raise
         now = self.clock().isoformat(timespec="minutes")
-        key = hashlib.sha256(str(rule).encode()).hexdigest()[:12]
-        experience = self.experiences.get(key) or self.equivalent(rule)
+        key = lesson_key(task_type, rule)
+        experience = self.experiences.get(key) or self.equivalent(rule, task_type)
         if experience is None:
             experience = Experience(
                 id=key,
@@ -110,11 +113,15 @@ class Memory:
         experience.calls_saved = max(experience.calls_saved, calls_saved)
         return self._promote(experience, now, fresh, rejected), experience
 
-    def equivalent(self, rule: Rule) -> Experience | None:
-        """The experience holding the same lesson as ``rule`` in other words: the same canonical rule
-        (a file written before canonical forms) or a near duplicate (``rule_forms.near_duplicate``)."""
+    def equivalent(self, rule: Rule, task_type: str) -> Experience | None:
+        """The experience of ``task_type`` holding the same lesson as ``rule`` in other words: the same
+        canonical rule (a file written before canonical forms) or a near duplicate (``near_duplicate``)."""
         tag = trigger_tag(rule)  # cheap first: most rows differ here
-        same = (e for e in self.experiences.values() if e.trigger == tag and same_lesson(e.rule, rule))
+        same = (
+            e
+            for e in self.experiences.values()
+            if e.task_type == task_type and e.trigger == tag and same_lesson(e.rule, rule)
+        )
         return next(same, None)
 
     def _promote(self, experience: Experience, now: str, fresh: bool = True, rejected: bool = False) -> str:
@@ -212,8 +219,9 @@ class Memory:
                 continue
             up, why = vote
             e.votes_up, e.votes_down = decayed(e.votes_up, e.votes_down, up, self.config.vote_half_life)
-            if up:
+            if up:  # a rule proving itself now is evidence against the wider rules it contradicts
                 e.validations += 1
+                notes += self._invalidate_contradicted(e, now) if e.status == "active" else []
                 continue
             e.failures += 1
             notes.append(f"down-voted: {e.rule} ({e.failures} failures{'; ' + why if why else ''})")
@@ -249,6 +257,11 @@ class Memory:
         """Active and not past expiry: what retrieval may return, even before a sweep flags it."""
         now = self.clock()
         return [e for e in self.active() if days_since(e.last_hit_at, now) <= self.config.expire_after_days]
+
+
+def lesson_key(task_type: str, rule: Rule) -> str:
+    """A lesson's id: a hash of its task type and canonical rule, so each type has its own row."""
+    return hashlib.sha256(f"{task_type}|{rule}".encode()).hexdigest()[:12]
 
 
 def decay_factor(days: float, config: MemoryConfig) -> float:

@@ -1,4 +1,4 @@
-"""The offline model: a deterministic stand-in for an LLM, and ``model_from_env`` (notebook 01).
+"""The offline model: a deterministic stand-in for an LLM, for any world (notebook 01).
 
 Why simulate: every notebook must run with no key, no network and no cost, and print the same thing
 every time. Why *honestly*: the model sees only what a real model would see, the messages and the tool
@@ -6,97 +6,32 @@ schemas. It has no access to the world's data except through tool observations, 
 between calls: the same messages always give the same reply. So lessons in memory can help it only by
 being written into the prompt, exactly as with a real model.
 
-It knows the order domain the way a pretrained model "knows" it: it recognises the three lookup tools
-by name, reads the order id from the question, the current time from the system prompt, fields from
-``key=value`` observations, and rules written in the micro-prompt grammar (``rules.py``).
+It knows a world the way a pretrained model knows a domain: from a ``Habits`` record the world gives it
+(``offline_habits.py``): how an id looks, which tool plays which role, how each request is handled by a
+plausible untrained assistant. It reads the id from the question, the request type from its words, the
+current time from the system prompt, fields from ``key=value`` observations, and rules written in the
+micro-prompt grammar (``rules.py``), which it follows literally:
 
-Its naive habits (``Habits``) copy what the seed article saw in real models:
+- a "call T" rule whose trigger holds comes first; a "start with T" rule sets its first call;
+- a "skip T" rule takes T out of its plan; an "answer" rule makes it answer with what it has.
 
-1. after a cache hit it double-checks the database "to confirm accuracy";
-2. it asks the slow payment provider about *every* pending order, without looking at its age;
-3. when the database has no such order, it asks the payment provider anyway;
-4. it sometimes starts with a wrong tool that merely sounds right (``get_shipping_status``,
-   ``search_docs``…), more often the longer the tool list: each non-core tool listed adds
-   ``confusion_per_extra_tool`` to the chance. With only the core tools shown it never does.
+Its naive habits (``offline_habits.py``: double-checking, asking the slow third party about every
+waiting record and about missing ones, look-alike tools) are defined on the roles a world's tools
+declare. Randomness is a hash of (seed, question): the same task with the same tool list always makes
+the same choice, and another ``seed`` gives another, equally plausible student model.
 
-Randomness is a hash of (seed, question): the same task with the same tool list always makes the same
-choice, and a different ``seed`` gives another, equally plausible student model.
+Sent no tools, it acts as a *reflector* instead: see ``offline_reflect.py`` (it needs no habits).
 
-Sent no tools, it acts as a *reflector* instead: see ``offline_reflect.py``.
-
-Left out on purpose: free-text understanding beyond the order domain, and learning of any kind.
+Left out on purpose: free-text understanding beyond a world's habits, and learning of any kind.
 """
 
 import hashlib
 import json
-import re
-from dataclasses import dataclass, field
-from datetime import datetime
 
-from ralph_mini import order_words as words
-from ralph_mini import shop_words
-from ralph_mini.model import (
-    ModelReply,
-    ToolCall,
-    Usage,
-    count_prompt_tokens,
-    count_tokens,
-)
+from ralph_mini.model import ModelReply, ToolCall, Usage, count_prompt_tokens, count_tokens
+from ralph_mini.offline_habits import ALLOWED, ALWAYS, FIRST, FOUND, Habits, LookUp, Move, RequestHabit
 from ralph_mini.offline_reflect import write_reflection
-from ralph_mini.offline_shop import decide_request
-from ralph_mini.rules import Rule, Trigger, find_rules
-from ralph_mini.tools import read_fields
-
-CACHE, DATABASE, PAYMENT = words.CACHE, words.DATABASE, words.PAYMENT
-LOOKUP_TOOLS = words.LOOKUP_TOOLS
-ORDER_ID_RE = re.compile(shop_words.ORDER_ID_IN_TEXT)  # also "d012" and "订单D012的"
-REFUND_DAYS_RE = re.compile(shop_words.REFUND_DAYS_RE)
-NOW_RE = re.compile(r"Current time:\s*(\d{4}-\d\d-\d\d \d\d:\d\d)")
-
-
-@dataclass(frozen=True)
-class Habits:
-    """The naive habits, each one switchable so a notebook can show what it costs."""
-
-    double_check_database: bool = True  # habit 1: cache hit -> query_database anyway
-    ask_provider_when_missing: bool = True  # habit 3: database has nothing -> payment API anyway
-    confusion_per_extra_tool: float = 0.045  # habit 4: P(wrong first tool) per non-core tool listed
-    # Simulated latency of one model call: fixed overhead + reading + writing speed.
-    base_latency_s: float = 1.0
-    prompt_tokens_per_s: float = 2000.0
-    completion_tokens_per_s: float = 40.0
-
-
-@dataclass
-class Observed:
-    """What the conversation so far says about the order, as the model reads it."""
-
-    order_id: str | None
-    now: datetime | None
-    rules: list[Rule]
-    offered: list[str]
-    results: dict[str, tuple[str, dict]] = field(default_factory=dict)  # tool -> (status, fields)
-    attempts: dict[str, int] = field(default_factory=dict)
-    calls_made: int = 0
-    refund_days: int | None = None  # the refund policy's window, when the prompt states one
-
-    @property
-    def status(self) -> str | None:
-        for tool in (DATABASE, CACHE):
-            if self.results.get(tool, ("", {}))[0] == "ok":
-                return self.results[tool][1].get("status")
-        return None
-
-    def age_minutes(self) -> float | None:
-        for tool in (DATABASE, CACHE):
-            created = self.results.get(tool, ("", {}))[1].get("created_at")
-            if created and self.now:
-                return (self.now - datetime.strptime(created, "%Y-%m-%d %H:%M")).total_seconds() / 60
-        return None
-
-    def done(self, tool: str) -> bool:
-        """A tool counts as done once it answered ok or not_found, or failed twice."""
-        return tool in self.results or self.attempts.get(tool, 0) >= 2
+from ralph_mini.offline_seen import Observed, applies, first_user_text, read_conversation, system_text
 
 
 class OfflineModel:
@@ -104,176 +39,148 @@ class OfflineModel:
 
     def __init__(self, seed: int = 0, habits: Habits | None = None):
         self.seed = seed
-        self.habits = habits or Habits()
+        self.habits = habits
 
     def __repr__(self) -> str:
         return f"OfflineModel(seed={self.seed})"
 
     def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
         if not tools:  # no tools offered: this is a request to reflect on a log (offline_reflect.py)
-            system = _system_text(messages)
+            system = system_text(messages)
             rejected = any(m.get("role") == "assistant" for m in messages)
-            text = write_reflection(system, _first_user_text(messages), rejected)
+            text = write_reflection(system, first_user_text(messages), rejected)
             return self._reply(messages, tools, text, ())
-        seen = read_conversation(messages, tools)
-        thought, call, answer = self.decide(seen, question=_first_user_text(messages))
+        if self.habits is None:
+            raise ValueError(
+                "OfflineModel() has no habits to act with: give it a world's, "
+                "OfflineModel(habits=world.HABITS) or model_from_env(habits=world.HABITS)"
+            )
+        seen = read_conversation(messages, tools, self.habits)
+        thought, call, answer = self.decide(seen, question=first_user_text(messages))
         if call is not None:
             name, arguments = call
             tool_call = ToolCall(id=f"call_{seen.calls_made + 1}", name=name,
                                  arguments=json.dumps(arguments))  # fmt: skip
             return self._reply(messages, tools, thought, (tool_call,))
-        content = f"{thought}\nFinal answer: {json.dumps(answer)}"
+        content = f"{thought}\nFinal answer: {json.dumps(answer, ensure_ascii=False)}"
         return self._reply(messages, tools, content, ())
 
     def decide(self, seen: Observed, question: str) -> tuple[str, tuple | None, dict | None]:
         """Return (thought, (tool, arguments) or None, answer or None). The heart of the model."""
-        if seen.order_id is None:
-            return "The question names no order id I can look up.", None, {"status": "unknown"}
+        habits = self.habits
+        if seen.record_id is None:
+            return f"The question names no {habits.noun} id I can look up.", None, {}
+        request = habits.requests[habits.request_of(question)]
         active = [rule for rule in seen.rules if applies(rule.trigger, seen)]
         skip = {a.tool for r in active for a in r.actions if a.verb == "skip"}
-        task_type = shop_words.task_type_of(question)
-        if task_type != shop_words.STATUS:  # the wider shop's requests (notebook 09, offline_shop.py)
-            return decide_request(task_type, seen, active, skip)
         for rule in active:
             for action in rule.actions:
                 if action.verb == "call" and action.tool in seen.offered and not seen.done(action.tool):
-                    return f"Lesson: '{rule}'.", (action.tool, {"order_id": seen.order_id}), None
-        if not any(tool in seen.results for tool in LOOKUP_TOOLS):
-            return self.first_move(seen, question, active, skip)
+                    return f"Lesson: '{rule}'.", self.call(action.tool, seen), None
+        starts = [a.tool for r in active for a in r.actions if a.verb == "start" and a.tool in seen.offered]
+        if starts and not seen.calls_made:
+            return f"Lesson: start with {starts[0]}.", self.call(starts[0], seen), None
+        tempted = self.temptation(seen, question, request, skip)
+        if tempted:
+            return tempted
         answering = next((r for r in active if any(a.verb == "answer" for a in r.actions)), None)
-        if answering:
-            return f"Lesson: '{answering}'. I can answer now.", None, compose_answer(seen)
-        for tool, why in self.naive_plan(seen):
-            if tool in skip:
-                continue
-            if tool in seen.offered and not seen.done(tool):
-                return why, (tool, {"order_id": seen.order_id}), None
-        return "I have what I need.", None, compose_answer(seen)
+        if answering and seen.calls_made:
+            return f"Lesson: '{answering}'. I can answer now.", None, request.answer(seen)
+        for tool, why in self.plan(seen, request):
+            if tool not in skip and tool in seen.offered and not seen.done(tool):
+                return why, self.call(tool, seen), None
+        return "I have what I need.", None, request.answer(seen)
 
-    def first_move(self, seen: Observed, question: str, active: list[Rule], skip: set[str]) -> tuple:
-        """Start with the cache, unless a lesson says otherwise or a look-alike tool tempts us."""
-        starts = [a.tool for r in active for a in r.actions if a.verb == "start" and a.tool]
-        if starts and starts[0] in seen.offered:
-            return f"Lesson: start with {starts[0]}.", (starts[0], {"order_id": seen.order_id}), None
-        extras = [name for name in seen.offered if name not in LOOKUP_TOOLS]
-        lookalikes = [n for n in extras if n.startswith(("get_", "search_")) and n not in skip]
-        tried_one = any(name in seen.attempts for name in extras)  # one look-alike is enough
-        chance = self.habits.confusion_per_extra_tool * len(extras)
-        if lookalikes and not tried_one and _draw(self.seed, question, "first-tool") < chance:
-            name = lookalikes[int(_draw(self.seed, question, "which") * len(lookalikes))]
-            return (f"{name} sounds like it could tell me about this order; let me try it.",
-                    (name, self.lookalike_arguments(name, seen)), None)  # fmt: skip
-        if CACHE in seen.offered and not seen.done(CACHE):
-            return "I'll check the fast local cache first.", (CACHE, {"order_id": seen.order_id}), None
-        return "I'll look the order up in the database.", (DATABASE, {"order_id": seen.order_id}), None
+    def call(self, tool: str, seen: Observed) -> tuple[str, dict]:
+        return tool, {self.habits.id_argument: seen.record_id}
 
-    def lookalike_arguments(self, name: str, seen: Observed) -> dict:
-        # A naive model stuffs the order id into whatever the first parameter is.
-        return (
-            {"query": f"payment status of order {seen.order_id}"}
-            if name == words.DOCS
-            else {"order_id" if "order" in name or "shipping" in name else "customer_id": seen.order_id}
-        )
+    def temptation(
+        self, seen: Observed, question: str, request: RequestHabit, skip: set[str]
+    ) -> tuple | None:
+        """Habit 4: before any look-up, a look-alike tool that sounds right, more often the more tools
+        are listed beyond the look-ups; one look-alike per run is enough."""
+        lookups = {self.habits.fast, self.habits.full, self.habits.lagging}
+        extras = [name for name in seen.offered if name not in lookups]
+        lookalikes = [n for n in request.tempted_by if n in seen.offered and n not in skip]
+        looked = any(tool in seen.results for tool in lookups if tool)
+        if not lookalikes or looked or any(name in seen.attempts for name in extras):
+            return None
+        if _draw(self.seed, question, "first-tool") >= self.habits.confusion_per_extra_tool * len(extras):
+            return None
+        name = lookalikes[int(_draw(self.seed, question, "which") * len(lookalikes))]
+        return (f"{name} sounds like it could tell me about this {self.habits.noun}; let me try it.",
+                (name, lookalike_arguments(name, seen, question, self.habits.id_argument)), None)  # fmt: skip
 
-    def naive_plan(self, seen: Observed) -> list[tuple[str, str]]:
-        """The habits, in the order the model would act on them."""
-        cache = seen.results.get(CACHE, ("", {}))[0]
-        database = seen.results.get(DATABASE, ("", {}))[0]
-        plan = []
-        if cache == "ok" and self.habits.double_check_database:
-            plan.append(
-                (DATABASE, "The cache has it, but I'll double-check the database to confirm accuracy.")
-            )  # noqa: E501
-        if cache != "ok":
-            plan.append((DATABASE, "Not in the cache; the database should have it."))
-        if seen.status == "pending":
-            plan.append((PAYMENT, "The order is pending; I'll ask the payment provider to be sure."))
-        if database == "not_found" and self.habits.ask_provider_when_missing:
-            plan.append((PAYMENT, "The database has no such order; maybe the payment provider knows it."))  # noqa: E501
+    def plan(self, seen: Observed, request: RequestHabit) -> list[tuple[str, str]]:
+        """The request's moves as (tool, thought) candidates, in order. A write ends the plan: once a
+        tool that writes has been tried, the naive model answers."""
+        if any(seen.done(tool) for tool in self.habits.writes):
+            return []
+        candidates: list[tuple[str, str]] = []
+        for move in request.moves:
+            if isinstance(move, LookUp):
+                candidates += self.look_up(move, seen)
+            elif self.holds(move, seen, request):
+                candidates.append((move.tool, move.why or f"I'll call {move.tool}."))
+        return candidates
+
+    def holds(self, move: Move, seen: Observed, request: RequestHabit) -> bool:
+        if move.when == FIRST:
+            return not seen.calls_made
+        if move.when == FOUND:
+            return seen.record() == "found"
+        if move.when == ALLOWED:
+            return request.allowed is not None and request.allowed(seen)
+        return move.when == ALWAYS
+
+    def look_up(self, look: LookUp, seen: Observed) -> list[tuple[str, str]]:
+        """The look-up's candidates: the fast source first (or the full one), and in a thorough look-up
+        habits 1-3 (double-check, ask the lagging source about a waiting or a missing record)."""
+        h, noun = self.habits, self.habits.noun
+        fast, full, lagging = h.fast, h.full, h.lagging
+        fast_first = look.start == "fast" and fast in seen.offered and not seen.done(fast)
+        if not look.thorough:
+            if seen.record() is not None:
+                return []
+            if fast_first:
+                return [(fast, look.why or f"I'll look the {noun} up in {fast} first.")]
+            return [(full, look.why or f"I'll look the {noun} up in {full}.")] if full else []
+        if not any(tool in seen.results for tool in (fast, full, lagging) if tool):
+            if fast_first:
+                return [(fast, f"I'll check {fast} first, it is fast.")]
+            return [(full, f"I'll look the {noun} up in {full}.")] if full else []
+        plan: list[tuple[str, str]] = []
+        fast_status = seen.results.get(fast or "", ("", {}))[0]
+        if fast_status == "ok" and h.double_check and full:
+            plan.append((full, f"{fast} has it, but I'll double-check {full} to confirm accuracy."))
+        if fast_status != "ok" and full:
+            plan.append((full, f"Not in {fast}; {full} should have it."))
+        if lagging and seen.status in h.waiting:
+            plan.append((lagging, f"The {noun} is {seen.status}; I'll ask {lagging} to be sure."))
+        missing = full and seen.results.get(full, ("",))[0] == "not_found"
+        if lagging and h.ask_lagging_when_missing and missing:
+            plan.append((lagging, f"{full} has no such {noun}; maybe {lagging} knows it."))
         return plan
 
     def _reply(self, messages, tools, content: str, calls: tuple[ToolCall, ...]) -> ModelReply:
         prompt = count_prompt_tokens(messages, tools)
         completion = count_tokens(content) + sum(count_tokens(c.arguments) + 8 for c in calls)
         h = self.habits
-        latency = h.base_latency_s + prompt / h.prompt_tokens_per_s + completion / h.completion_tokens_per_s
+        base, read_speed, write_speed = (
+            (h.base_latency_s, h.prompt_tokens_per_s, h.completion_tokens_per_s) if h else (1.0, 2000.0, 40.0)
+        )
+        latency = base + prompt / read_speed + completion / write_speed
         return ModelReply(content=content, tool_calls=calls, usage=Usage(prompt, completion),
                           latency_s=round(latency, 3))  # fmt: skip
 
 
-def read_conversation(messages: list[dict], tools: list[dict]) -> Observed:
-    """Everything the offline model reads, and nothing else: prompt text, tool names, observations."""
-    system = _system_text(messages)
-    question = _first_user_text(messages)
-    now_match = NOW_RE.search(system)
-    id_match = ORDER_ID_RE.search(question)
-    days = REFUND_DAYS_RE.search(system)
-    seen = Observed(
-        order_id=id_match[1].upper() if id_match else None,
-        now=datetime.strptime(now_match[1], "%Y-%m-%d %H:%M") if now_match else None,
-        rules=find_rules(system),
-        offered=[t.get("function", {}).get("name", "") for t in tools],
-        refund_days=int(days[1]) if days else None,
-    )
-    call_names: dict[str, str] = {}
-    for message in messages:
-        for call in message.get("tool_calls") or []:
-            call_names[call["id"]] = call["function"]["name"]
-            seen.calls_made += 1
-        if message.get("role") == "tool":
-            name = call_names.get(message.get("tool_call_id", ""), "")
-            status, _, detail = (message.get("content") or "").partition(":")
-            seen.attempts[name] = seen.attempts.get(name, 0) + 1
-            if status in ("ok", "not_found"):  # any tool's reply: the shop's requests use more than 3
-                seen.results[name] = (status, read_fields(detail))
-    return seen
-
-
-def applies(trigger: Trigger, seen: Observed) -> bool:
-    """Does a rule's trigger hold for what has been observed so far?"""
-    if trigger.kind == "any":
-        return True
-    if trigger.kind in ("finds", "nothing"):
-        wanted = "ok" if trigger.kind == "finds" else "not_found"
-        return seen.results.get(trigger.tool or "", ("", {}))[0] == wanted
-    if seen.status != trigger.status:
-        return False
-    if trigger.age_op is None:
-        return True
-    age = seen.age_minutes()
-    if age is None or trigger.minutes is None:
-        return False
-    return age < trigger.minutes if trigger.age_op == "under" else age > trigger.minutes
-
-
-def compose_answer(seen: Observed) -> dict:
-    """Merge what the tools said into the final answer; the provider's word wins on status."""
-    answer: dict = {"order_id": seen.order_id}
-    for tool in (CACHE, DATABASE):
-        status, fields = seen.results.get(tool, ("", {}))
-        if status == "ok":
-            answer.update({k: v for k, v in fields.items() if k in ("status", "amount", "paid_at")})
-    if "status" not in answer:
-        answer["status"] = "not_found"
-    if "amount" in answer:
-        answer["amount"] = float(answer["amount"])
-    status, fields = seen.results.get(PAYMENT, ("", {}))
-    if status == "ok" and answer["status"] == "pending":
-        provider = fields.get("payment_status")
-        if provider == "captured":
-            answer.update(status="paid", paid_at=fields.get("settled_at"), txn_id=fields.get("txn_id"))
-        elif provider == "declined":
-            answer["status"] = "payment_failed"
-    return answer
-
-
-def _system_text(messages: list[dict]) -> str:
-    """Every system message, joined: the prompt, and any lessons added mid-run."""
-    return "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
-
-
-def _first_user_text(messages: list[dict]) -> str:
-    return next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+def lookalike_arguments(name: str, seen: Observed, question: str, id_argument: str) -> dict:
+    """A naive model stuffs the id into the tool's first parameter if it names an id (the world's own
+    id argument, or any '..._id'), else asks it the question ('query')."""
+    first = next(iter(seen.parameters.get(name, [])), None)
+    if first is None:
+        return {}
+    return {first: seen.record_id if first == id_argument or first.endswith("_id") else question}
 
 
 def _draw(seed: int, *parts: str) -> float:

@@ -1,27 +1,27 @@
 """The outer Ralph loop: the same task file, a fresh context every pass, notes kept in a file (notebook 10).
 
 Where the name comes from: Geoffrey Huntley, "Ralph Wiggum as a software engineer" (2025,
-ghuntley.com/ralph), runs a coding agent in a shell loop, ``while :; do cat PROMPT.md | agent; done``.
-Every pass starts from a fresh context with the same prompt file; what the agent learned survives only
-in the files it writes. The kit's source article builds the reflect-and-remember version *inside* one
-process, around ReAct (``loop.py``). Here the kit's agent runs the outer way, on the order desk. A pass:
+ghuntley.com/ralph), runs a coding agent in a shell loop, ``while :; do cat PROMPT.md | agent; done``:
+a fresh context every pass, the same prompt file; what was learned survives only in the files it writes.
+The source article builds the reflect-and-remember version *inside* one process (``loop.py``); here the
+kit's agent runs the outer way, on the order desk. A pass:
 
 1. reads the task file (``T001 | question`` lines) and the notes file (lessons, then a log of passes);
 2. loads the lessons into a *fresh* memory (nothing else carries over: no candidates, no counts, no
    clock) and runs the Ralph Loop over the tasks (``loop.run_loop``, configured by a ``bench.Agent``);
 3. writes the lessons its memory now holds back to the notes file, and yields one ``PassRecord``.
 
-A shell loop never stops by itself; users of outer-loop tools report loops far past their cap, a missed
-or premature completion phrase, runaway cost. So each stop is a small function, checked after every pass:
+A shell loop never stops by itself (users report loops far past their cap, a missed or premature
+completion phrase, runaway cost), so each stop is a small function, checked after every pass:
 
-- ``work_is_done``: the grader says every answer is correct and ``quick_review`` finds no wrong or
-  redundant call. Never a phrase: nothing the model types can end the loop;
+- ``work_is_done``: every answer correct (the grader) with no wrong or redundant call (the review).
+  Never a phrase: nothing the model types can end the loop;
 - ``over_budget``: tokens and virtual seconds spent, or about to be spent by one more such pass;
 - ``made_no_progress``: same answers, same notes, no new lesson as the pass before;
 - the cap: ``OuterConfig.max_passes``, the ``range`` the loop runs over, so it cannot be skipped.
 
-Left out on purpose: a shell and a process per pass (a pass is a stateless function call; the two files
-are its only channel), an agent editing its own task file, git commits, parallel passes.
+Left out on purpose: a shell and a process per pass (a pass is a stateless call; the two files are its
+only channel), an agent editing its own task file, git commits, parallel passes.
 """
 
 from collections.abc import Iterator, Sequence
@@ -30,20 +30,12 @@ from pathlib import Path
 
 from ralph_mini.bench import RALPH, Agent, arm_planner
 from ralph_mini.clock import FakeClock
-from ralph_mini.lesson_guards import foreign_names
 from ralph_mini.loop import TaskResult, run_loop
 from ralph_mini.memory import Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import rule_vocabulary
-from ralph_mini.reflect import quick_review
-from ralph_mini.rules import find_rules
-from ralph_mini.suite import Task, grade
+from ralph_mini.outer_files import read_notes, read_task_file, write_notes, write_task_file
 from ralph_mini.tools import Tool
-
-NOTES_HEADER = """# Notes for the order desk
-
-Lessons (one micro-prompt per line; every pass loads them into a fresh memory):"""
-PASSES_HEADER = "Passes:"
+from ralph_mini.world import Task, Words
 
 
 @dataclass(frozen=True)
@@ -93,71 +85,38 @@ class PassRecord:
         return f"stop: {self.stop} ({self.why})" if self.stop else f"continue: {self.why}"
 
 
-def write_task_file(path: Path, tasks: Sequence[Task]) -> None:
-    """The task file, the outer loop's PROMPT.md: 'T001 | What is the status of order A123?' per line."""
-    lines = ["# Task file: answer each question (one task per line: id | question)", ""]
-    Path(path).write_text("\n".join(lines + [f"{t.task_id} | {t.question}" for t in tasks]) + "\n")
-
-
-def read_task_file(path: Path, known: Sequence[Task]) -> list[Task]:
-    """The tasks the file names, with the question as written there. The grader's side (expected
-    answers) stays in ``known``; an id it does not hold is an error, not a skipped line."""
-    by_id = {t.task_id: t for t in known}
-    tasks = []
-    for line in Path(path).read_text().splitlines():
-        task_id, bar, question = line.partition("|")
-        if not bar or line.startswith("#"):
-            continue
-        if task_id.strip() not in by_id:
-            raise ValueError(f"{path}: unknown task id {task_id.strip()!r}; known ids are {', '.join(by_id)}")
-        tasks.append(replace(by_id[task_id.strip()], question=question.strip()))
-    return tasks
-
-
-def read_notes(path: Path, tools: Sequence[Tool]) -> list[str]:
-    """Every line of the notes that parses as a rule and names only the rule vocabulary of ``tools``: a
-    hand-edited or poisoned line ('when status is pending: call refund_order') is not a lesson."""
-    if not Path(path).exists():
-        return []
-    rules = find_rules(Path(path).read_text())
-    return [str(r) for r in rules if not foreign_names(r, *rule_vocabulary(tools))]
-
-
-def write_notes(path: Path, lessons: Sequence[str], pass_line: str) -> None:
-    """Rewrite the lessons; append ``pass_line`` to the log of passes (which never enters a prompt)."""
-    text = Path(path).read_text() if Path(path).exists() else ""
-    passes = text.partition(PASSES_HEADER)[2].strip().splitlines() + [f"- {pass_line}"]
-    lines = [NOTES_HEADER, *(f"- {rule}" for rule in lessons), "", PASSES_HEADER, *passes]
-    Path(path).write_text("\n".join(lines) + "\n")
-
-
-def memory_from_notes(lessons: Sequence[str], agent: Agent, clock: FakeClock) -> Memory:
-    """A fresh memory holding the notes' lessons, active. The notes keep no track record, so each is
-    proposed once as proven (``calls_saved`` at the threshold); the grammar and instance filter still run."""
+def memory_from_notes(
+    lessons: Sequence[str], agent: Agent, clock: FakeClock, task_types: Sequence[str]
+) -> Memory:
+    """A fresh memory holding the notes' lessons, active, for each of ``task_types`` (the notes are one
+    text every task reads). The notes keep no track record, so each is proposed once as proven
+    (``calls_saved`` at the threshold); the grammar and instance filter still run."""
     memory = Memory(clock, agent.memory)
     for rule in lessons:
-        memory.propose(rule, task_id="notes", run_id="notes", calls_saved=agent.memory.calls_saved_threshold)
+        for task_type in task_types:
+            memory.propose(rule, task_id="notes", run_id="notes", task_type=task_type,
+                           calls_saved=agent.memory.calls_saved_threshold)  # fmt: skip
     return memory
 
 
 def run_pass(
     tasks: Sequence[Task], lessons: Sequence[str], model: ChatModel, tools: Sequence[Tool], agent: Agent,
-    hours_between_tasks: float,
+    hours_between_tasks: float, words: Words,
 ) -> tuple[list[TaskResult], list[str]]:  # fmt: skip
     """One pass from a fresh context: the Ralph Loop over the tasks, starting from the notes alone.
-    Returns the results and the lessons the memory holds at the end, notes first, in order."""
+    Returns the results and the lessons the memory holds at the end, notes first, in order, each once."""
     clock = FakeClock()
-    memory = memory_from_notes(lessons, agent, clock)
+    memory = memory_from_notes(lessons, agent, clock, list(dict.fromkeys(t.task_type for t in tasks)))
     plan, advance = arm_planner(agent, memory), (lambda _: clock.advance(hours=hours_between_tasks))
-    results = run_loop(tasks, model, tools, memory, config=agent.loop, retrieve_plan=plan,
+    results = run_loop(tasks, model, tools, memory, words=words, config=agent.loop, retrieve_plan=plan,
                        between_tasks=advance)  # fmt: skip
-    return results, [e.rule for e in memory.active()]
+    return results, list(dict.fromkeys(e.rule for e in memory.active()))
 
 
 def is_clean(result: TaskResult) -> bool:
-    """The validator: a correct answer (grader) and no wrong or redundant call (``quick_review``)."""
-    review, correct = quick_review(result.trace), grade(result.task, result.trace.answer).correct
-    return correct and review.wrong_calls + review.redundant_calls == 0
+    """The validator: a correct answer (the grader's verdict) and no wrong or redundant call (its
+    ``quick_review``, with the world's answer fields and tool roles)."""
+    return result.correct and result.review.wrong_calls + result.review.redundant_calls == 0
 
 
 def work_is_done(record: PassRecord) -> bool:
@@ -196,14 +155,14 @@ def decide(previous: PassRecord | None, current: PassRecord, spent: tuple[int, f
 
 
 def run_outer(task_file: Path, notes_file: Path, known_tasks: Sequence[Task], model: ChatModel,
-              tools: Sequence[Tool], *, config: OuterConfig = OuterConfig(),
+              tools: Sequence[Tool], *, words: Words, config: OuterConfig = OuterConfig(),
               agent: Agent = RALPH) -> Iterator[PassRecord]:  # fmt: skip
     """``while :; do cat PROMPT.md | agent; done``, with stops: yields one record per pass."""
     previous, spent_tokens, spent_s = None, 0, 0.0
     for number in range(1, config.max_passes + 1):  # the cap: no pass beyond it, whatever happens below
         tasks = read_task_file(task_file, known_tasks)  # the same file, re-read: a fresh context
         before = read_notes(notes_file, tools)
-        results, after = run_pass(tasks, before, model, tools, agent, config.hours_between_tasks)
+        results, after = run_pass(tasks, before, model, tools, agent, config.hours_between_tasks, words)
         runs = [r.record for r in results]
         record = PassRecord(
             number=number, tasks=len(results), calls=sum(r.calls for r in runs),
@@ -215,7 +174,7 @@ def run_outer(task_file: Path, notes_file: Path, known_tasks: Sequence[Task], mo
         spent_tokens, spent_s = spent_tokens + record.tokens, spent_s + record.virtual_s
         stop, why = decide(previous, record, (spent_tokens, spent_s), config)
         record = replace(record, stop=stop, why=why)
-        write_notes(notes_file, after, record.line())
+        write_notes(notes_file, after, record.line(), words.job)
         yield record
         if record.stop:
             return
@@ -224,8 +183,7 @@ def run_outer(task_file: Path, notes_file: Path, known_tasks: Sequence[Task], mo
 
 def side_by_side(passes: Sequence[PassRecord], in_process: Sequence[TaskResult]) -> list[dict]:
     """Two rows, same tasks: the outer loop (totals of all passes) and the in-process loop (one run each)."""
-    runs = [r.record for r in in_process]
-    last = passes[-1]
+    runs, last = [r.record for r in in_process], passes[-1]
     return [
         {"agent": "outer loop", "passes": len(passes), "stopped by": last.stop,
          "calls": sum(p.calls for p in passes), "tokens": sum(p.tokens for p in passes),
@@ -242,10 +200,12 @@ def side_by_side(passes: Sequence[PassRecord], in_process: Sequence[TaskResult])
 def pick_tasks(tasks: Sequence[Task], first: int, per_kind: int, kind: str = "") -> list[Task]:
     """The first ``per_kind`` of each kind (when > 0), else the first ``first``; of ``kind`` alone if set."""
     tasks = [t for t in tasks if t.kind == kind] if kind else tasks
-    if per_kind <= 0:
-        return list(tasks[:first])
     kinds = [t.kind for t in tasks]
-    return [t for i, t in enumerate(tasks) if kinds[:i].count(t.kind) < per_kind]
+    return (
+        [t for i, t in enumerate(tasks) if kinds[:i].count(t.kind) < per_kind]
+        if per_kind > 0
+        else tasks[:first]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -255,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ralph_mini.bench import run_agent
     from ralph_mini.measure import format_table
     from ralph_mini.offline import OfflineModel
-    from ralph_mini.suite import KIND_MIX, make_suite
+    from ralph_mini.worlds import orders
 
     parser = argparse.ArgumentParser(prog="python -m ralph_mini outer", description=main.__doc__)
     parser.add_argument("--tasks", type=int, default=12, help="the first N tasks of the suite (default 12)")
@@ -274,15 +234,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     config = OuterConfig(max_passes=args.max_passes, stop_on_no_progress=not args.keep_going,
                          max_tokens=args.max_tokens, max_virtual_s=args.max_virtual_s)  # fmt: skip
-    suite = make_suite(n=50, seed=args.seed)
+    suite = orders.make_suite(n=50, seed=args.seed)
     tasks = pick_tasks(suite.tasks, args.tasks, args.per_kind, args.kind)
     if not tasks:
-        parser.error(f"--kind {args.kind!r} picks no task: kinds are {', '.join(sorted(KIND_MIX))}")
+        kinds = ", ".join(sorted({t.kind for t in suite.tasks}))
+        parser.error(f"--kind {args.kind!r} picks no task: kinds are {kinds}")
     unknown = set(args.withhold) - {t.name for t in suite.world.tools()}
     if unknown:
         parser.error(f"--withhold {', '.join(sorted(unknown))}: not a tool of the order world")
     tools = [t for t in suite.world.tools() if t.name not in args.withhold]
-    model = OfflineModel(seed=args.model_seed)
+    model = OfflineModel(seed=args.model_seed, habits=orders.HABITS)
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     task_file, notes_file = Path(args.dir) / "TASKS.md", Path(args.dir) / "NOTES.md"
     write_task_file(task_file, tasks)
@@ -290,11 +251,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         notes_file.unlink(missing_ok=True)
     print(f"outer loop: {len(tasks)} tasks ({tasks[0].task_id}..{tasks[-1].task_id}), {model!r}, "
           f"{len(tools)} tools; task file {task_file}, notes {notes_file}")  # fmt: skip
-    passes = []
-    for record in run_outer(task_file, notes_file, suite.tasks, model, tools, config=config):
+    passes, words = [], orders.WORDS
+    for record in run_outer(task_file, notes_file, suite.tasks, model, tools, words=words, config=config):
         print(record.line(), flush=True)  # as each pass ends: a long loop shows where it is
         passes.append(record)
-    _, _, in_process = run_agent(RALPH, tasks, model, tools)
+    _, _, in_process = run_agent(RALPH, tasks, model, tools, words=words)
     print("\nthe same tasks, outer loop against the in-process Ralph Loop (totals over all passes):")
     print(format_table(side_by_side(passes, in_process)))
     return 0

@@ -1,53 +1,38 @@
 """What the loop reads from the world and the task: lesson types, the rule vocabulary, answer fields (09).
 
 Why a module: the loop is generic, but three of its decisions depend on the world it runs in, and each
-must come from the world, never from a constant the world may outgrow:
+must come from the world (its ``Words`` and the roles its tools declare), never from a constant:
 
-- **which lessons a task may carry** (``plan``): only lessons learned on the task's own type, and every
-  live lesson of that type whose trigger already holds ("any task") comes first, so a similar-sounding
-  lesson of another type can neither be injected nor push the one that applies out of the top 3;
+- **which lessons a task may carry** (``plan``): only lessons learned on the task's own type (memory
+  keeps one row per task type and rule), and every live lesson of that type whose trigger already holds
+  ("any task") comes first, so a similar-sounding lesson of another type can neither be injected nor
+  push the one that applies out of the top 3;
 - **which words a learned rule may use** (``rule_vocabulary``): the read-only tools the agent was given
   *now* (the cache gone, a rule naming it is refused; a new lookup, it may be named) and the statuses
   those tools declare;
-- **what a complete answer has** (``answer_fields``) and **which tools write** (``writing_tools``, as
-  the world marks them): the fast loop's check (``review``) and "never retry a run that wrote"; and
-  what a rule would have saved (``estimate_calls_saved``), which memory's write threshold weighs.
+- **what a complete answer has** (``answer_fields``, the task type's in ``Words``) and **which tools
+  write** or **hold every record** (as the tools declare): the fast loop's check (``review``) and "never
+  retry a run that wrote"; and what a rule would have saved (``estimate_calls_saved``), which memory's
+  write threshold weighs.
 
 Left out on purpose: ranking (``retrieval.py`` ranks; this module only filters and orders what it gets).
 The budget is ``react.LessonBudget``, the one place a prompt's lessons are cut; ``fit`` only applies it.
 """
 
-import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Sequence
 
-from ralph_mini import shop_words as sw
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
 from ralph_mini.reflect import Review, quick_review
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import Tool
 from ralph_mini.votes import trigger_held
-
-ORDER_STATUS = "order_status"  # memory's name for notebook 01's one task type (``Memory.propose``)
-# The field a complete reply of each request type has (the shop prompt's "Final answer" lines).
-ANSWER_FIELDS = {
-    ORDER_STATUS: ("status",),
-    sw.REFUND: ("refund",),
-    sw.CHARGES: ("charged_twice",),
-    sw.DELIVERY: ("shipping_status",),
-    sw.CANCEL: ("cancel",),
-}
-COMPLETE_RE = re.compile(r"\bevery\b|\bsource of truth\b", re.I)  # a tool that holds every record
+from ralph_mini.world import Task, Words
 
 
-def task_type_of(task) -> str:
-    """The task's type as memory files it: a shop task's own type; notebook 01's tasks are order status."""
-    kind = getattr(task, "task_type", None) or (task.kind.split(":")[0] if ":" in task.kind else sw.STATUS)
-    return ORDER_STATUS if kind == sw.STATUS else kind
-
-
-def answer_fields(task) -> tuple[str, ...]:
-    return ANSWER_FIELDS.get(task_type_of(task), ("status",))
+def answer_fields(task: Task, words: Words) -> tuple[str, ...]:
+    """What a complete answer to ``task`` has: its request type's fields ('status',)."""
+    return words.request(task.task_type).answer_fields
 
 
 def writing_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
@@ -63,47 +48,35 @@ def rule_vocabulary(tools: Sequence[Tool]) -> tuple[tuple[str, ...], tuple[str, 
 
 
 def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:
-    """Tools whose description says they hold every record: nothing there means nothing anywhere."""
-    return tuple(t.name for t in tools if COMPLETE_RE.search(t.description))
+    """Tools that declare they hold every record: nothing there means nothing anywhere."""
+    return tuple(t.name for t in tools if t.holds_every)
 
 
-def lesson_types(experience: Experience, types: Mapping[str, str]) -> set[str]:
-    """The task types a lesson was learned on: the type memory filed it under (its first), and those of
-    the tasks that proposed it since (``types``: task id -> type, from the loop's history; a lesson from
-    an earlier deployment has sources the history does not know). Memory keeps one row per rule text, so
-    a rule first learned on one type and then on another serves both."""
-    return {experience.task_type} | {types[t] for t in experience.source_tasks if t in types}
-
-
-def history_types(history: Iterable) -> dict[str, str]:
-    """task id -> task type, for every task in a loop's history (``TaskResult``s)."""
-    return {result.task.task_id: task_type_of(result.task) for result in history}
-
-
-def applicable(experience: Experience, kind: str, types: Mapping[str, str], offered: Collection[str]) -> bool:
+def applicable(experience: Experience, kind: str, offered: Collection[str]) -> bool:
     """A lesson of this task type that names only tools the agent has now (the cache gone, a lesson
     about it would only take a slot)."""
-    return kind in lesson_types(experience, types) and set(experience.tools) <= set(offered)
+    return experience.task_type == kind and set(experience.tools) <= set(offered)
 
 
-def plan(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str],
-         offered: Collection[str]) -> list[Experience]:  # fmt: skip
+def plan(
+    task: Task, memory: Memory, ranked: Sequence[Experience], offered: Collection[str]
+) -> list[Experience]:
     """The lessons a task may carry, best first, before the budget: live lessons of the task's type whose
     trigger holds for every task, then ``ranked`` (a retriever's order) restricted to that type; only
     lessons naming tools in ``offered``."""
-    kind = task_type_of(task)
-    always = [e for e in memory.live() if e.trigger == "any" and applicable(e, kind, types, offered)]
+    kind = task.task_type
+    always = [e for e in memory.live() if e.trigger == "any" and applicable(e, kind, offered)]
     always.sort(key=lambda e: (-memory.weight(e), e.rule))
-    mine = [e for e in ranked if applicable(e, kind, types, offered)]
+    mine = [e for e in ranked if applicable(e, kind, offered)]
     return list({e.id: e for e in [*always, *mine]}.values())
 
 
-def fit(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, str], budget: LessonBudget,
+def fit(task: Task, memory: Memory, ranked: Sequence[Experience], budget: LessonBudget,
         offered: Collection[str], reserve: int = 0, per_task_type: bool = True,
         ) -> list[Experience]:  # fmt: skip
     """The planned lessons: ``plan``'s order (or ``ranked`` as it is, without per-type lessons), leaving
     ``reserve`` slots for the second retrieval (beyond the lessons for every task), within ``budget``."""
-    candidates = plan(task, memory, ranked, types, offered) if per_task_type else list(ranked)
+    candidates = plan(task, memory, ranked, offered) if per_task_type else list(ranked)
     if reserve and per_task_type:
         candidates = candidates[
             : max(sum(e.trigger == "any" for e in candidates), budget.max_lessons - reserve)
@@ -112,10 +85,11 @@ def fit(task, memory: Memory, ranked: Sequence[Experience], types: Mapping[str, 
     return [e for e in candidates if e.rule in fitted]
 
 
-def review(task, trace: Trace, tools: Sequence[Tool]) -> Review:
-    """``reflect.quick_review`` with what the world says: the task's answer fields, the writing tools, and
-    the tools that hold every record."""
-    return quick_review(trace, answer_fields(task), writing_tools(tools), complete_tools(tools))
+def review(task: Task, trace: Trace, tools: Sequence[Tool], words: Words) -> Review:
+    """``reflect.quick_review`` with what the world says: the task's answer fields, the writing tools, the
+    tools that hold every record, and the answer that says there is no such record."""
+    return quick_review(trace, answer_fields(task, words), writing_tools(tools), complete_tools(tools),
+                        words.missing)  # fmt: skip
 
 
 def estimate_calls_saved(rule: str, trace: Trace, wasted: Collection[int]) -> int:

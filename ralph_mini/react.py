@@ -5,8 +5,8 @@ writes a thought and asks for a tool; the loop runs the tool and writes what cam
 observation; repeat. ``run_react`` is one top-to-bottom function with no hidden state: everything it
 knows is in ``messages``, and everything that happened is in the returned ``Trace``.
 
-The loop is generic: it knows no shop. The task brings its question, its system prompt (the world's
-words, ``order_words.py``) and which tools are relevant to it; lessons are plain strings appended to
+The loop is generic: it knows no world. The task brings its question, its system prompt (the world's
+words, ``world.Task``) and which tools are relevant to it; lessons are plain strings appended to
 the prompt. Every wrong call (an unknown tool, bad arguments, a failing tool, a reply with neither a
 call nor an answer) becomes an observation the model sees; more than ``max_pitfall_depth`` of them
 stop the run (the seed's "max pitfall depth"), and ``max_steps`` bounds every run. How each failure

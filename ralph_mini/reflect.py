@@ -6,10 +6,12 @@ The seed article's lessons, built in:
 - demand a fixed template of four sections: effective steps, ineffective steps, reusable rules,
   behaviours to avoid; each item at most ``max_words`` words;
 - reject a reply that breaks the template (a missing section, a long item, a vague item that names no
-  tool or field, a rule outside the micro-prompt grammar, an item naming one order, customer, amount or
+  tool or field, a rule outside the micro-prompt grammar, an item naming one record, person, amount or
   time (``lesson_guards.instance_details``, the same guard memory applies to rules), or nothing in the
   two step sections), say why, and ask again, at most ``max_reflection_rounds`` attempts in all; then
   give up with ``Reflection.ok = False`` and the reason, never garbage.
+
+Every world word in the prompt and the checks comes from the world's ``Words`` and tools' roles.
 
 Also here: ``reflection_text``, what a reflector reads (the compact log and the grader's verdict line,
 which names the rejected fields, never their right values); and ``quick_review``, the fast loop's check
@@ -23,22 +25,21 @@ write: deciding what to keep is ``memory.py``'s job.
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ralph_mini import order_words as words
 from ralph_mini.lesson_guards import instance_details
 from ralph_mini.log import format_for_reflection, log_run
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace
 from ralph_mini.rules import RuleSyntaxError, parse_rule
-from ralph_mini.suite import Grade
 from ralph_mini.tools import Tool
 from ralph_mini.waste import redundant_steps
+from ralph_mini.world import Grade, Words
 
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
-KNOWN_TOOLS = (*words.LOOKUP_TOOLS, words.SHIPPING, words.HISTORY, words.DOCS)  # a specific item names one
-FIELD_WORDS = words.FIELD_WORDS
 
-REFLECTOR_PROMPT = """You are the reflector of an order-status agent. You read the compact execution
+REFLECTOR_PROMPT = """You are the reflector of {job}. You read the compact execution
 log of its runs and write lessons that make its next runs cheaper and still correct.
+
+{frame}
 
 Tools the agent has:
 {tool_docs}
@@ -57,11 +58,16 @@ AVOID:
 
 Micro-prompt grammar, one rule per item:
   when TRIGGER: ACTION[; ACTION]
-  TRIGGER is "any task", "TOOL finds the order", "TOOL finds nothing",
+  TRIGGER is "any task", "TOOL finds the {noun}", "TOOL finds nothing",
           or "status is WORD" optionally followed by "and age under N min" / "and age over N min"
   ACTION is "answer", "skip TOOL", "call TOOL" or "start with TOOL"
-Every item names a tool or a field (status, amount, paid_at, created_at, txn_id, payment_status).
-Never name a specific order id or customer: a rule must hold for every order."""
+Every item names a tool or a field ({fields}).
+Never name a specific {noun}, person or value: a rule must hold for every {noun}."""
+# The world's record words, in one line the offline reflector reads back (``offline_log.read_frame``).
+FRAME_LINE = (
+    'Records are "{noun}": status field {status_field}, creation time field {created_field}, '
+    "answer for no such record {missing}."
+)
 
 UNTEMPLATED_PROMPT = "You review an AI agent's work. Say how it could do better."
 
@@ -101,30 +107,36 @@ def parse_sections(text: str) -> dict[str, list[str]]:
     return sections
 
 
-def validate_reflection(text: str, max_words: int = 30, tool_names: Sequence[str] = KNOWN_TOOLS) -> list[str]:
-    """Every way ``text`` breaks the template, as short reasons; [] means valid."""
+def validate_reflection(text: str, words: Words, tool_names: Sequence[str], max_words: int = 30) -> list[str]:
+    """Every way ``text`` breaks the template, as short reasons; [] means valid. A specific item names one
+    of ``tool_names`` or one of the world's fields; none names an instance (``words`` say what is not)."""
     sections = parse_sections(text)
     problems = [f"missing section {name}" for name in SECTIONS if name not in sections]
     if not problems and list(sections) != list(SECTIONS):
         problems.append("sections out of order: use " + ", ".join(SECTIONS))
     if not problems and not (sections["EFFECTIVE STEPS"] or sections["INEFFECTIVE STEPS"]):
         problems.append("empty reflection: name at least one effective or ineffective step")
-    names = tuple(tool_names) + FIELD_WORDS
+    names = (*tool_names, *words.fields, words.id_argument)
     for section, items in sections.items():
         for item in items:
-            problems.extend(f"{section}: {p}" for p in item_problems(item, section, max_words, names))
+            problems.extend(f"{section}: {p}" for p in item_problems(item, section, max_words, names, words))
     return problems
 
 
-def item_problems(item: str, section: str, max_words: int, names: Sequence[str]) -> list[str]:
+def item_problems(item: str, section: str, max_words: int, names: Sequence[str], words: Words) -> list[str]:
     found = []
     count = len(item.split())
     if count > max_words:
         found.append(f"item has {count} words, over {max_words}: '{item[:40]}...'")
     if not any(name in item.lower() for name in names):
         found.append(f"vague item names no tool or field: '{item[:60]}'")
-    if details := instance_details(item, known_words=(*names, *words.STATUSES)):  # as memory does
-        found.append(f"item names a specific instance ({', '.join(details)}); it must hold for every order")
+    known = (*names, *words.vocabulary())
+    if details := instance_details(
+        item, known_words=known, id_patterns=words.id_formats, nouns=(words.noun,)
+    ):
+        found.append(
+            f"item names a specific instance ({', '.join(details)}); it must hold for every {words.noun}"
+        )
     if section == "REUSABLE RULES":
         try:
             parse_rule(item)
@@ -133,15 +145,29 @@ def item_problems(item: str, section: str, max_words: int, names: Sequence[str])
     return found
 
 
-def reflection_messages(
-    log_text: str, tools: Sequence[Tool], max_words: int = 30, writing: Collection[str] = ()
-) -> list[dict]:
-    """The exact messages sent to the reflector: the template prompt (each tool that changes the world
-    marked "(writes)") and the compact log."""
-    tool_docs = "\n".join(
-        f"- {t.name}{' (writes)' if t.name in writing else ''}: {t.description}" for t in tools
+def tool_roles(tool: Tool, noun: str) -> str:
+    """The roles a tool declares, as the reflector reads them: ' (writes)', ' (holds every order)',
+    ' (learns of every order 30 min after it is created)'; '' for none."""
+    roles = ["writes"] if tool.writes else []
+    roles += [f"holds every {noun}"] if tool.holds_every else []
+    roles += (
+        [f"learns of every {noun} {tool.lag_min} min after it is created"] if tool.lag_min is not None else []
     )
-    system = REFLECTOR_PROMPT.format(tool_docs=tool_docs, max_words=max_words)
+    return f" ({', '.join(roles)})" if roles else ""
+
+
+def reflection_messages(
+    log_text: str, tools: Sequence[Tool], words: Words, max_words: int = 30
+) -> list[dict]:
+    """The exact messages sent to the reflector: the template prompt (the world's record words, each tool
+    with the roles it declares) and the compact log."""
+    tool_docs = "\n".join(f"- {t.name}{tool_roles(t, words.noun)}: {t.description}" for t in tools)
+    frame = FRAME_LINE.format(noun=words.noun, status_field=words.status_field,
+                              created_field=words.created_field, missing=words.missing)  # fmt: skip
+    system = REFLECTOR_PROMPT.format(
+        job=words.job, frame=frame, tool_docs=tool_docs, max_words=max_words, noun=words.noun,
+        fields=", ".join(words.fields),
+    )  # fmt: skip
     return [{"role": "system", "content": system}, {"role": "user", "content": log_text}]
 
 
@@ -149,13 +175,13 @@ def reflect(
     log_text: str,
     model: ChatModel,
     tools: Sequence[Tool],
+    words: Words,
     *,
     max_reflection_rounds: int = 2,
     max_words: int = 30,
-    writing: Collection[str] = (),
 ) -> Reflection:
     """Ask for a templated reflection on ``log_text``; validate; re-ask with the reasons; give up cleanly."""
-    messages = reflection_messages(log_text, tools, max_words, writing)
+    messages = reflection_messages(log_text, tools, words, max_words)
     tokens, latency, problems = 0, 0.0, ["no attempt"]
     rejections: list[str] = []
     tool_names = [t.name for t in tools]
@@ -164,7 +190,7 @@ def reflect(
         tokens += reply.usage.prompt_tokens + reply.usage.completion_tokens
         latency += reply.latency_s
         text = reply.content or ""
-        problems = validate_reflection(text, max_words, tool_names)
+        problems = validate_reflection(text, words, tool_names, max_words)
         if not problems:
             sections = parse_sections(text)
             return Reflection(
@@ -217,21 +243,24 @@ class Review:
 
 def quick_review(
     trace: Trace,
-    answer_fields: Sequence[str] = ("status",),
-    writing: Collection[str] = words.WRITING_TOOLS,
-    complete_tools: Collection[str] = (words.DATABASE,),  # notebook 01's; the loop passes its world's
+    answer_fields: Sequence[str] = (),
+    writing: Collection[str] = (),
+    complete_tools: Collection[str] = (),
+    missing: str | None = None,
 ) -> Review:
     """Score one run against what a good run looks like, from what the agent can see (no grader).
 
-    Complete: the answer has the task's own ``answer_fields``, and a "not_found" rests on a look-up that
-    answered (in an outage every look-up failed: nothing was found *or* not found). Retry only without a
-    complete answer, never after a write. An answer or write with no look-up at all is ``blind``.
+    Complete: the answer has the task's own ``answer_fields``, and an answer saying ``missing`` (the
+    world's "no such record") rests on a look-up that answered (in an outage every look-up failed:
+    nothing was found *or* not found). Retry only without a complete answer, never after a write
+    (``writing``: the tools that change the world). An answer or write with no look-up is ``blind``.
+    ``complete_tools`` hold every record (``waste.redundant_steps``).
     """
     answer = trace.answer or {}
     answered = trace.answer is not None
     looked = any(s.status in ("ok", "not_found") and s.tool not in writing for s in trace.steps)
     wrote = any(s.status in ("ok", "wrong_tool") and s.tool in writing for s in trace.steps)  # it ran
-    says_missing = any(str(v) == "not_found" for v in answer.values())
+    says_missing = missing is not None and any(str(v) == missing for v in answer.values())
     complete = answered and all(k in answer for k in answer_fields) and (looked or not says_missing)
     blind = (answered or wrote) and not looked
     redundant = len(redundant_steps(trace, writing, complete_tools))

@@ -10,7 +10,7 @@ Grammar (one rule per line, case-insensitive)::
 
     rule    := "when " trigger ": " action ("; " action)*
     trigger := "any task"
-             | TOOL " finds the order"
+             | TOOL " finds the " NOUN          (NOUN: the world's record noun; or TOOL " finds it")
              | TOOL " finds nothing"
              | "status is " WORD [" and age under " N " min" | " and age over " N " min"]
     action  := "answer" | "skip " TOOL | "call " TOOL | "start with " TOOL
@@ -21,15 +21,17 @@ Worked examples::
     when status is pending and age under 30 min: skip query_payment_api
     when any task: start with query_local_cache
 
-"age" is minutes since the order's ``created_at``, at the current time given in the prompt.
+"status" is the record's status and "age" the minutes since it was created, at the current time given in
+the prompt; which fields carry them is the world's word (``world.Words``). The grammar itself names no
+world: a tool, a status and the record noun are slots ('when ticket_db finds the ticket: answer').
 
-Left out on purpose: negation, "or", nested conditions, and any way to name one order or customer
+Left out on purpose: negation, "or", nested conditions, and any way to name one record or person
 (rules must generalize; see ``memory.py``).
 """
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TRIGGER_KINDS = ("any", "finds", "nothing", "status")
 ACTION_VERBS = ("answer", "skip", "call", "start")
@@ -39,13 +41,14 @@ LESSONS_HEADER = "Lessons from earlier runs (follow them):"
 MORE_LESSONS_HEADER = "More lessons for what you just observed (follow them):"
 
 _TOOL = r"[a-z_][a-z0-9_]*"
+_WORD = r"[a-z_][a-z0-9_]*"  # a status or a noun: 'pending', 'tier2', 'waiting_on_vendor'
 _RULE_RE = re.compile(r"^\s*when\s+(?P<trigger>.+?)\s*:\s*(?P<actions>.+?)\s*\.?\s*$", re.I)
 _TRIGGER_RES = {
     "any": re.compile(r"^any task$", re.I),
-    "finds": re.compile(rf"^(?P<tool>{_TOOL}) finds the order$", re.I),
+    "finds": re.compile(rf"^(?P<tool>{_TOOL}) finds (?:the (?P<noun>{_WORD})|it)$", re.I),
     "nothing": re.compile(rf"^(?P<tool>{_TOOL}) finds nothing$", re.I),
     "status": re.compile(
-        r"^status is (?P<status>[a-z_]+)(?: and age (?P<op>under|over) (?P<minutes>\d+) min)?$", re.I
+        rf"^status is (?P<status>{_WORD})(?: and age (?P<op>under|over) (?P<minutes>\d+) min)?$", re.I
     ),
 }
 _ACTION_RE = re.compile(rf"^(?P<verb>answer|skip|call|start with)(?:\s+(?P<tool>{_TOOL}))?$", re.I)
@@ -64,12 +67,13 @@ class Trigger:
     status: str | None = None
     age_op: str | None = None  # "under" or "over"
     minutes: int | None = None
+    noun: str | None = field(default=None, compare=False)  # how a 'finds' rule named the record
 
     def __str__(self) -> str:
         if self.kind == "any":
             return "any task"
         if self.kind == "finds":
-            return f"{self.tool} finds the order"
+            return f"{self.tool} finds the {self.noun}" if self.noun else f"{self.tool} finds it"
         if self.kind == "nothing":
             return f"{self.tool} finds nothing"
         age = f" and age {self.age_op} {self.minutes} min" if self.age_op else ""
@@ -120,10 +124,11 @@ def parse_trigger(text: str) -> Trigger:
             status=(fields.get("status") or None) and fields["status"].lower(),
             age_op=(fields.get("op") or None) and fields["op"].lower(),
             minutes=int(minutes) if minutes else None,
+            noun=(fields.get("noun") or None) and fields["noun"].lower(),
         )
     raise RuleSyntaxError(
-        f"unknown trigger {text!r}: use 'any task', 'TOOL finds the order', 'TOOL finds nothing' "
-        "or 'status is WORD [and age under|over N min]'"
+        f"unknown trigger {text!r}: use 'any task', 'TOOL finds the NOUN' (or 'TOOL finds it'), "
+        "'TOOL finds nothing' or 'status is WORD [and age under|over N min]'"
     )
 
 

@@ -33,7 +33,7 @@ from ralph_mini.memory import MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.react import run_react
 from ralph_mini.store import Store
-from ralph_mini.suite import Task, grade
+from ralph_mini.world import Task, grade
 from ralph_mini.tools import Tool
 
 SETTINGS = "settings.json"

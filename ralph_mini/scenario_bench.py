@@ -26,7 +26,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from math import comb
 
-from ralph_mini import shop_words as sw
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, run_task
 from ralph_mini.measure import RunRecord, format_table, record, summarize
@@ -34,9 +33,8 @@ from ralph_mini.memory import NO_DECAY, Experience, Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.retrieval import Retriever, make_planner
-from ralph_mini.scenarios import SCENARIOS, WORDINGS, Scenario, build, seed_memory, task_type
-from ralph_mini.suite import Task
-from ralph_mini.world import stamp
+from ralph_mini.world import TIME_FORMAT, Task
+from ralph_mini.worlds.shop.scenarios import SCENARIOS, WORDINGS, Scenario, build, seed_memory
 
 PLANNERS = ("vector", "keyword", "tags", "all", "placebo")
 
@@ -50,7 +48,7 @@ class Arm:
     - ``keyword``: the keyword retriever alone, within the same budget;
     - ``tags``: no retriever; the loop's own tag lookup (``retrieve_plan=None``);
     - ``all``: every lesson ever learned, of any status (the long-context control);
-    - ``placebo``: active lessons learned on other task types, shuffled (needs the tasks).
+    - ``placebo``: active lessons learned on other task types, shuffled.
     """
 
     name: str
@@ -93,9 +91,8 @@ class ArmRun:
     results: list[TaskResult]
 
 
-def arm_planner(arm: Arm, memory: Memory, tasks: Sequence[Task] = ()) -> Callable | None:
-    """The arm's first retrieval, as a ``retrieve_plan`` for ``loop.run_task`` (None: tag lookup).
-    ``tasks`` (the scenario's) tell the placebo which task type each lesson was learned on."""
+def arm_planner(arm: Arm, memory: Memory) -> Callable | None:
+    """The arm's first retrieval, as a ``retrieve_plan`` for ``loop.run_task`` (None: tag lookup)."""
     loop = arm.loop
     if arm.planner == "tags":
         return None
@@ -103,35 +100,35 @@ def arm_planner(arm: Arm, memory: Memory, tasks: Sequence[Task] = ()) -> Callabl
         retriever = Retriever(memory, mode="hybrid" if arm.planner == "vector" else "keyword")
         return make_planner(retriever, loop.context_tokens, loop.injection_budget, loop.top_k)
     if arm.planner == "all":
-        return lambda task, memory: sorted(memory.experiences.values(), key=lambda e: e.rule)
-    if not tasks:
-        raise ValueError(f"Arm {arm.name!r}: the placebo needs the tasks, arm_planner(arm, memory, tasks)")
-    types = {t.task_id: task_type(t) for t in tasks}
+        return every_lesson
 
-    def placebo(task, memory: Memory) -> list[Experience]:
-        mine = task_type(task)
-        other = [e for e in memory.live() if all(types.get(s, sw.STATUS) != mine for s in e.source_tasks)]
-        other.sort(key=lambda e: e.rule)
+    def placebo(task: Task, memory: Memory) -> list[Experience]:
+        other = sorted((e for e in memory.live() if e.task_type != task.task_type), key=lambda e: e.rule)
         random.Random(task.task_id).shuffle(other)
         return other[: loop.top_k]
 
     return placebo
 
 
+def every_lesson(task: Task, memory: Memory) -> list[Experience]:
+    """The long-context control's plan: every lesson ever learned, any status and type, each text once."""
+    return list({e.rule: e for e in sorted(memory.experiences.values(), key=lambda e: e.rule)}.values())
+
+
 def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) -> ArmRun:
     """Run one arm through a fresh copy of the scenario, applying its changes on schedule."""
     scenario = build(scenario_name, seed)
-    model = OfflineModel(seed=model_seed)
+    model = OfflineModel(seed=model_seed, habits=scenario.habits)
     clock = FakeClock(scenario.start)
     memory = Memory(clock, arm.memory) if arm.ralph else None
     if memory is not None:
         seed_memory(memory, scenario.seed_lessons)
-    planner = arm_planner(arm, memory, scenario.tasks) if memory is not None else None
+    planner = arm_planner(arm, memory) if memory is not None else None
     records, results = [], []
     for number, task in enumerate(scenario.tasks, 1):
         scenario.apply_changes(number)
         if scenario.one_clock:
-            if task.now != stamp(clock()):
+            if task.now != clock().strftime(TIME_FORMAT):
                 raise RuntimeError(f"{task.task_id}: prompt time {task.now} is not the clock's {clock()}")
             scenario.world.now = clock()
         tools = scenario.world.tools()
@@ -139,8 +136,8 @@ def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) ->
             records.append(record(run_react(task, model, tools)))
         else:
             config = replace(arm.loop, reflect=False) if task.task_id in scenario.frozen else arm.loop
-            result = run_task(task, model, tools, memory, results, config=config, run_id=f"R{number:03d}",
-                              retrieve_plan=planner)  # fmt: skip
+            result = run_task(task, model, tools, memory, results, words=scenario.world.words, config=config,
+                              run_id=f"R{number:03d}", retrieve_plan=planner)  # fmt: skip
             results.append(result)
             records.append(result.record)
         clock.advance(hours=scenario.hours_between_tasks)
@@ -163,10 +160,10 @@ def window_rows(run: ArmRun) -> list[dict]:
     rows = []
     for label, first, last in run.scenario.windows:
         chunk = run.records[first - 1 : last]
-        types = sorted({task_type(t) for t in run.scenario.tasks[first - 1 : last]})
+        types = sorted({t.task_type for t in run.scenario.tasks[first - 1 : last]})
         for kind in [*types, "all"]:
             subset = [r for r, t in zip(chunk, run.scenario.tasks[first - 1 : last], strict=True)
-                      if kind == "all" or task_type(t) == kind]  # fmt: skip
+                      if kind == "all" or t.task_type == kind]  # fmt: skip
             row = {**summarize(subset, run.arm.name), "window": f"{first}-{last} {label}", "type": kind}
             row = {k: row[k] for k in ("agent", "window", "type", *row) if k != "tasks with a wrong call"}
             rows.append(row | {"settled after": settled_after(subset)})

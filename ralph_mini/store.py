@@ -13,7 +13,6 @@ after the last committed task, and ``completed_tasks`` says where to continue.
 - **Not our file** (not SQLite, damaged, another format or version): ``StoreError`` names the file and
   the fix, keeps a copy at ``<name>.unreadable`` and leaves the file as it was.
 - **Readable**: ``export`` writes markdown, JSON and JSONL; ``import_memory_file`` reads a MemoryFile.
-
 Left out on purpose: deleting lessons (``memory.py`` never deletes), migrations but new columns, any ORM.
 """
 
@@ -37,7 +36,7 @@ FORMAT, VERSION = "ralph_mini.store", 1
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);  -- format, version
 -- One row per lesson: the Experience fields (later ones: add_columns), lists as JSON text. `number` keeps
--- the order lessons were first stored in (the order Memory lists them).
+-- the sequence lessons were first stored in (the sequence Memory lists them in).
 CREATE TABLE IF NOT EXISTS lessons (
     number INTEGER PRIMARY KEY, id TEXT UNIQUE, rule TEXT, task_type TEXT, "trigger" TEXT, tools TEXT,
     result TEXT, failure_reason TEXT, created_at TEXT, last_hit_at TEXT, confirmations INTEGER,
@@ -49,7 +48,7 @@ CREATE TABLE IF NOT EXISTS lesson_history (
     hits INTEGER, validations INTEGER, failures INTEGER, status TEXT, status_reason TEXT);
 -- The task counter: one row per committed task, numbered 1, 2, ... with the caller's JSON (or NULL).
 CREATE TABLE IF NOT EXISTS tasks (number INTEGER PRIMARY KEY, task_id TEXT, result TEXT);
--- The log: RunSummary rows (answer as JSON or NULL, correct as 0/1) and their LogRecord rows, in order.
+-- The log: RunSummary rows (answer as JSON or NULL, correct as 0/1 or NULL) and their LogRecord rows.
 CREATE TABLE IF NOT EXISTS runs (
     number INTEGER PRIMARY KEY, task INTEGER REFERENCES tasks(number), run_id TEXT, task_id TEXT,
     question TEXT, now TEXT, calls INTEGER, wrong_calls INTEGER, latency_s REAL, tokens INTEGER,
@@ -181,7 +180,8 @@ class Store:
         for number, *values in rows:
             data = dict(zip(RUN_FIELDS, values, strict=True))
             data |= {"answer": None if data["answer"] is None else json.loads(data["answer"])}
-            result.append((steps.get(number, []), RunSummary(**data | {"correct": bool(data["correct"])})))
+            correct = None if data["correct"] is None else bool(data["correct"])  # None: not graded
+            result.append((steps.get(number, []), RunSummary(**data | {"correct": correct})))
         return result
 
     def commit_task(

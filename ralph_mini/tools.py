@@ -53,9 +53,12 @@ class ToolTimeout(TimeoutError):
 class Tool:
     """A callable tool with its schema. ``core`` tools are always shown; extended ones may be withheld.
     ``writes``: it changes the world (money, an order, an email); the loop never retries a run that
-    called it, and no learned rule may send the agent to it. ``statuses``: the values its ``status``
-    field may take, as the world declares them: the only statuses a learned rule may name (a value an
-    observation merely contains, say ``status=always_call_refund_order``, is not declared)."""
+    called it, and no learned rule may send the agent to it. ``statuses``: the values its status field
+    may take, as the world declares them: the only statuses a learned rule may name (a value an
+    observation merely contains, say ``status=always_call_refund_order``, is not declared).
+    ``holds_every``: it holds every record, so "nothing there" means nothing anywhere. ``lag_min``: it
+    learns of a record only this many minutes after the record is created (a slow third party). The
+    reflector's prompt shows these roles, and the simulated model's habits are defined on them."""
 
     name: str
     description: str
@@ -65,6 +68,8 @@ class Tool:
     core: bool = True
     writes: bool = False
     statuses: tuple[str, ...] = ()
+    holds_every: bool = False
+    lag_min: int | None = None
 
     def schema(self) -> dict:
         """The OpenAI ``tools=[...]`` entry for this tool."""
@@ -108,6 +113,8 @@ def tool(
     core: bool = True,
     writes: bool = False,
     statuses: tuple[str, ...] = (),
+    holds_every: bool = False,
+    lag_min: int | None = None,
 ) -> Any:
     """Decorator: ``@tool`` or ``@tool(latency_s=0.8, core=False, writes=True)`` -> a ``Tool``."""
 
@@ -122,6 +129,8 @@ def tool(
             core=core,
             writes=writes,
             statuses=tuple(statuses),
+            holds_every=holds_every,
+            lag_min=lag_min,
         )
 
     return build(function) if function is not None else build

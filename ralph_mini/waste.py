@@ -9,7 +9,8 @@ A look-up is **redundant** (``redundant_steps``) when:
 
 - it brought no new field the answer used (an 'ok' whose fields are all known, or none in the answer);
   except the last step with news when the answer changed a field known before it (a provider's
-  'declined' turning 'pending' into 'payment_failed');
+  'declined' turning 'pending' into 'payment_failed'), and a step that first gave a field of the
+  answer which a later call then resolved (the 'pending' that sent the agent to the provider);
 - it is **covered**: every answer value it supplied was supplied by one other look-up that supplied
   more of them, or the same ones earlier. Asking the slow provider first and then the database, which
   gives status, amount *and* the payment time, makes the provider call the redundant one, although it
@@ -53,6 +54,9 @@ def redundant_steps(
         changed = any(k in known and not _same(v, known[k]) for k, v in answer.items())
         seen = known | fields
         later_news = any(seen.get(k) != v for later in read[number + 1 :] for k, v in later.items())
+        useful += [
+            k for k in new if k in answer and later_news
+        ]  # a field of the answer a later call resolved
         if step.status == "ok" and not useful and not (new and changed and not later_news):
             redundant.add(step.index)
         elif step.status == "not_found" and (found_before or missing_before):

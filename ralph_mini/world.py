@@ -1,198 +1,184 @@
-"""The order world: the seed article's order-status lookup, its data and its tools (notebook 01).
+"""What a world gives the agent: its words, its tools, its tasks and how they are graded (notebook 01).
 
-Three data sources, fast to slow, as in the article:
+The agent (the ReAct loop, the log, the reflector, memory, retrieval, the Ralph Loop) is generic: it
+knows no order, ticket or appointment. Everything that does lives in a *world*, one package of its own
+under ``ralph_mini/worlds/``: the order desk of notebook 01 (``worlds/orders``), the wider shop of
+notebook 09 (``worlds/shop``) and a clinic's front desk (``worlds/clinic``) ship with the kit, and
+``docs/your_own_world.md`` builds another. This module is the contract between the two sides:
 
-- a local cache (0.05 s): a few hot orders with status, amount and times;
-- the database (0.8 s): every order, with payment method and update times;
-- a third-party payment API (6 s): transactions. The provider registers a payment about
-  ``SETTLEMENT_LAG_MIN`` minutes after the order is created, so asking about a fresh pending order is
-  wasted time, while a *stale* pending order must be confirmed there (it may have been captured or
-  declined since the shop's own records were written).
+- ``Words``: every word of a world the agent may need, and nothing else: the record noun ("order"),
+  the argument that names a record, what an id looks like, the statuses, which fields carry a record's
+  status and creation time, the request types with the fields a complete answer has. The loop, the
+  reflector's prompt, the instance filter and the log's tags all read them from here;
+- ``Task``: one question, its type, its truth and the oracle's calls. Generic, so a store resumes any
+  world's tasks; a world that grades the world's final state too hands the task a ``check``;
+- ``grade``: the grader, field by field, then the task's ``check``;
+- ``World``: what a world object offers the agent: its ``words`` and its ``tools()`` as they are now.
 
-Demo data from the article: A123 paid 99.5 and B456 pending 215.0 (both cached), C789 refunded 66.0
-(database only). The task suite and the grader are ``suite.py``; the words (tool names, statuses,
-prompt) are ``order_words.py``. Latencies are *virtual*: runs are instant but report realistic times.
+A world package also holds its tools (``@tool``, with the roles the agent reads: ``writes``,
+``statuses``, ``holds_every``, ``lag_min``), its task generator and the simulated model's habits there,
+as data (``offline.Habits``). Nothing here names a world's word.
 
-Left out on purpose: writes that change the world (``refund_order`` only records the request), more
-than one order per question, and concurrency.
+Left out on purpose: a registry of worlds (a world is a package you import and pass along), and
+worlds with more than one record per question.
 """
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from functools import partial
+from typing import Protocol
 
-from ralph_mini.order_words import STATUSES
-from ralph_mini.tools import NotFound, Tool, tool
+from ralph_mini.tools import Tool
 
-NOW = datetime(2025, 3, 10, 12, 0)
-TIME_FORMAT = "%Y-%m-%d %H:%M"
-SETTLEMENT_LAG_MIN = 30
+TIME_FORMAT = "%Y-%m-%d %H:%M"  # a task's current time, and every time a tool returns
 
 
 @dataclass(frozen=True)
-class Order:
-    """One order as the shop and its payment provider know it."""
+class RequestType:
+    """One kind of request a world takes: 'status', 'refund', 'reschedule' ...
 
-    order_id: str
-    kind: str
-    status: str  # what the shop's own records say
-    amount: float
-    created_at: datetime
-    cached: bool
-    paid_at: datetime | None = None
-    payment_method: str = "card"
-    provider_status: str | None = None  # captured / declined / refunded, or None: no transaction
-    txn_id: str | None = None
-    settled_at: datetime | None = None
+    ``answer_fields``: what a complete answer has (the fast loop retries a run without them);
+    ``phrasings``: how people ask, '{id}' marking the record's id; ``cues``: words that tell this
+    request apart from the others (the simulated model reads the type this way; () for the world's
+    default request); ``writes``: a correct reply may change the world.
+    """
+
+    name: str
+    answer_fields: tuple[str, ...]
+    phrasings: tuple[str, ...] = ()
+    cues: tuple[str, ...] = ()
+    writes: bool = False
+
+
+@dataclass(frozen=True)
+class Words:
+    """Every word of one world the agent needs. A rule says 'TOOL finds the {noun}'; a record's status
+    is its field ``status_field`` and its age the minutes since ``created_field``; ``missing`` is the
+    answer value that says there is no such record."""
+
+    job: str  # what the agent does, for the prompts: "answers questions about orders of an online shop"
+    noun: str  # one word: "order"
+    id_argument: str  # the tool argument that names a record: "order_id"
+    id_pattern: str  # a record id in running text, as one regex group: r"(?<![A-Za-z0-9])([A-Z]\d{3})..."
+    statuses: tuple[str, ...]  # every status a record may have
+    missing: str  # the answer value for "no such record": "not_found"
+    requests: tuple[RequestType, ...]  # the first is the world's default request
+    created_field: str  # the field with a record's creation time: its age is counted from it
+    fields: tuple[str, ...] = ()  # the field names its tools return (a reflection item may name them)
+    status_field: str = "status"  # the field with a record's status ('status is W' in a rule)
+    id_formats: Mapping[str, str] = field(default_factory=dict)  # named id formats, for the instance filter
+    answer_schema: dict | None = None  # the final answer as a JSON schema (for models that fill one)
+
+    def __post_init__(self) -> None:
+        if not self.noun.isidentifier() or not self.noun.islower():
+            raise ValueError(f"Words.noun must be one lower-case word, got {self.noun!r}: e.g. 'ticket'")
+        if not self.requests:
+            raise ValueError("Words.requests is empty: a world takes at least one RequestType")
+
+    def request(self, name: str) -> RequestType:
+        """The request type called ``name``, or a ValueError listing the world's types."""
+        for request in self.requests:
+            if request.name == name:
+                return request
+        known = ", ".join(r.name for r in self.requests)
+        raise ValueError(f"unknown task type {name!r} for this world: its request types are {known}")
+
+    def vocabulary(self) -> tuple[str, ...]:
+        """The world's own words besides its tool names: never an instance, never foreign to a lesson."""
+        names = (self.noun, self.id_argument, self.status_field, self.created_field, self.missing)
+        return tuple(dict.fromkeys((*names, *self.statuses, *self.fields)))
+
+
+class World(Protocol):
+    """What the agent takes from a world object: its words and its tools as they are now (a world that
+    changes, notebook 09, may offer other tools or describe them otherwise from one task to the next)."""
+
+    words: Words
+
+    def tools(self, core_only: bool = False) -> list[Tool]: ...
+
+
+@dataclass(frozen=True)
+class Task:
+    """One question for the agent, with what a correct answer must say and the oracle's call count.
+
+    ``prompt`` is the world's system prompt at the task's time ``now``; ``relevant_tools`` are the tools
+    the question is about (a call to another one is a wrong call; () accepts every tool); ``kind`` is the
+    world's finer label for tables ('paid_cached'); ``check``, when the world gives one, says what the
+    world's final state has wrong after the run ({field: (expected, got)}). It is not saved: a resumed
+    run never grades a finished task again.
+    """
+
+    task_id: str
+    question: str
+    task_type: str
+    expected: dict
+    oracle_calls: int
+    prompt: str
+    now: str
+    relevant_tools: tuple[str, ...] = ()
+    kind: str = ""
+    record_id: str = ""
+    phrasing: int = 0  # which of the request type's phrasings asked it
+    check: Callable[[], dict] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def system_prompt(self) -> str:
+        """What ``run_react`` sends first."""
+        return self.prompt
+
+    def world_problems(self) -> dict:
+        return self.check() if self.check else {}
 
 
 @dataclass
-class OrderWorld:
-    """All orders by id, plus a record of side effects (emails, refund requests) for later lessons."""
+class Suite:
+    """A world and the tasks asked in it (a world package's ``make_suite(n, seed)`` returns one)."""
 
-    orders: dict[str, Order]
-    now: datetime = NOW
-    side_effects: list[str] = field(default_factory=list)
-
-    def tools(self, core_only: bool = False) -> list[Tool]:
-        """The tools bound to this world: the three core ones first, then the extended ones."""
-        tools = make_tools(self)
-        return [t for t in tools if t.core] if core_only else tools
+    world: World
+    tasks: list[Task]
 
 
-def stamp(moment: datetime | None) -> str | None:
-    return moment.strftime(TIME_FORMAT) if moment else None
+@dataclass(frozen=True)
+class Grade:
+    correct: bool
+    wrong_fields: dict  # field -> (expected, got)
+
+    def explain(self) -> str:
+        if self.correct:
+            return "correct"
+        return "; ".join(f"{k}: expected {e!r}, got {g!r}" for k, (e, g) in self.wrong_fields.items())
 
 
-def demo_orders() -> list[Order]:
-    """The seed article's demo data, plus one stale pending order."""
-    return [
-        Order("A123", "paid_cached", "paid", 99.5, NOW - timedelta(hours=2, minutes=48), True,
-              paid_at=NOW - timedelta(hours=2, minutes=47), provider_status="captured",
-              txn_id="TXN-88231", settled_at=NOW - timedelta(hours=2, minutes=47)),
-        Order("B456", "pending_fresh", "pending", 215.0, NOW - timedelta(minutes=12), True),
-        Order("C789", "refunded", "refunded", 66.0, NOW - timedelta(days=1, hours=21), False,
-              paid_at=NOW - timedelta(days=1, hours=20), payment_method="paypal",
-              provider_status="refunded", txn_id="TXN-77102",
-              settled_at=NOW - timedelta(days=1, hours=20)),
-        Order("D012", "pending_stale", "pending", 42.0, NOW - timedelta(hours=3, minutes=30), True,
-              provider_status="captured", txn_id="TXN-90417",
-              settled_at=NOW - timedelta(hours=3, minutes=28)),
-    ]  # fmt: skip
+def expected_writes(writes: list[tuple[str, str]], record_id: str, expected: tuple) -> Callable[[], dict]:
+    """A task's ``check`` for a world that records each write as (tool, record id) in ``writes``: after
+    the run, the writes to this record must be exactly ``expected`` (nothing, or one refund...)."""
+    return partial(_wrong_writes, writes, record_id, tuple(expected))
 
 
-def make_tools(world: OrderWorld) -> list[Tool]:
-    """Build the tools as closures over ``world``: three core lookups and six extended tools."""
+def _wrong_writes(writes: list[tuple[str, str]], record_id: str, expected: tuple) -> dict:
+    written = tuple(w for w in writes if w[1] == record_id)
+    return {} if written == expected else {"writes": (expected, written)}
 
-    @tool(latency_s=0.05, statuses=STATUSES)
-    def query_local_cache(order_id: str) -> dict:
-        """Fast local cache of recent orders: status, amount and times. May miss older orders.
 
-        Args:
-            order_id: The order id, for example "A123".
-        """
-        order = world.orders.get(order_id)
-        if order is None or not order.cached:
-            raise NotFound(f"order {order_id} is not in the local cache")
-        record = {"status": order.status, "amount": order.amount,
-                  "created_at": stamp(order.created_at)}  # fmt: skip
-        if order.paid_at:
-            record["paid_at"] = stamp(order.paid_at)
-        return record
+def grade(task: Task, answer: dict | None) -> Grade:
+    """Check the answer field by field (numbers within a cent, text case-insensitive, extra fields
+    ignored), then the world's final state (``Task.check``)."""
+    answer = answer or {}
+    wrong = {k: (want, answer.get(k)) for k, want in task.expected.items() if not same(want, answer.get(k))}
+    wrong.update(task.world_problems())
+    return Grade(correct=not wrong, wrong_fields=wrong)
 
-    @tool(latency_s=0.8, statuses=STATUSES)
-    def query_database(order_id: str) -> dict:
-        """The shop's order database: every order, with payment method and update time. Slower.
 
-        Args:
-            order_id: The order id, for example "A123".
-        """
-        order = world.orders.get(order_id)
-        if order is None or order.kind == "missing":
-            raise NotFound(f"order {order_id} does not exist in the database")
-        record = {"status": order.status, "amount": order.amount,
-                  "created_at": stamp(order.created_at), "payment_method": order.payment_method}  # fmt: skip
-        if order.paid_at:
-            record["paid_at"] = stamp(order.paid_at)
-        return record
+def same(expected: object, got: object) -> bool:
+    """Equal for grading: a number within a cent (numbers or numeric strings), text case-insensitive.
 
-    @tool(latency_s=6.0)
-    def query_payment_api(order_id: str) -> dict:
-        """Third-party payment provider (slow). Transactions appear here about 30 minutes after
-        the order is created; use it to confirm pending orders that are older than that.
-
-        Args:
-            order_id: The order id, for example "A123".
-        """
-        order = world.orders.get(order_id)
-        if order is None or order.provider_status is None:
-            raise NotFound(f"the payment provider has no transaction for order {order_id}")
-        return {"payment_status": order.provider_status, "txn_id": order.txn_id,
-                "settled_at": stamp(order.settled_at)}  # fmt: skip
-
-    @tool(latency_s=0.6, core=False)
-    def get_shipping_status(order_id: str) -> dict:
-        """Shipping carrier and delivery state of an order (not its payment).
-
-        Args:
-            order_id: The order id, for example "A123".
-        """
-        order = world.orders.get(order_id)
-        if order is None or order.kind == "missing":
-            raise NotFound(f"no shipment for order {order_id}")
-        shipped = order.status in ("paid", "refunded")
-        return {"carrier": "DHL", "shipping_status": "delivered" if shipped else "not_shipped"}
-
-    @tool(latency_s=0.9, core=False)
-    def get_order_history(customer_id: str) -> dict:
-        """All orders of one customer, newest first.
-
-        Args:
-            customer_id: The customer id, for example "CUST-0042".
-        """
-        raise NotFound(f"no customer {customer_id}")
-
-    @tool(latency_s=0.4, core=False)
-    def search_docs(query: str) -> dict:
-        """Search the shop's policy documents (refunds, shipping, payment terms).
-
-        Args:
-            query: Words to search for.
-        """
-        return {"best_match": "Payment terms: orders are paid by card or PayPal at checkout."}
-
-    @tool(latency_s=0.01, core=False)
-    def calculator(expression: str) -> dict:
-        """Evaluate simple arithmetic such as "99.5 * 2".
-
-        Args:
-            expression: Digits, + - * / and parentheses only.
-        """
-        if not set(expression) <= set("0123456789.+-*/() ") or "**" in expression:
-            # no '**': 9**9**9 is one C call that holds the GIL, and no timeout could stop it
-            raise ValueError(f"calculator accepts digits and + - * / ( ) only, got {expression[:60]!r}")
-        return {"result": eval(expression, {"__builtins__": {}})}  # charset checked above
-
-    @tool(latency_s=0.3, core=False, writes=True)
-    def send_email(to: str, subject: str, body: str) -> dict:
-        """Send an email to a customer.
-
-        Args:
-            to: Recipient address.
-            subject: Subject line.
-            body: Message text.
-        """
-        world.side_effects.append(f"email to {to}: {subject}")
-        return {"sent": True}
-
-    @tool(latency_s=1.0, core=False, writes=True)
-    def refund_order(order_id: str) -> dict:
-        """Request a refund for an order. This changes money: never use it to look something up.
-
-        Args:
-            order_id: The order id to refund.
-        """
-        world.side_effects.append(f"refund requested for {order_id}")
-        return {"refund_requested": True}
-
-    return [query_local_cache, query_database, query_payment_api, get_shipping_status,
-            get_order_history, search_docs, calculator, send_email, refund_order]  # fmt: skip
+    same(99.5, '99.50') -> True; same('paid', 'PAID ') -> True; same('paid', True) -> False."""
+    if got is None or isinstance(got, bool):
+        return False
+    if isinstance(expected, int | float) and not isinstance(expected, bool):
+        try:
+            return abs(float(got) - float(expected)) < 0.01
+        except (TypeError, ValueError):
+            return False
+    return str(got).strip().lower() == str(expected).lower()

@@ -6,13 +6,14 @@ import sys
 import ralph_mini
 
 PUBLIC = [
-    "ChatModel", "Embedder", "Experience", "FakeClock", "Habits", "HashingEmbedder", "LoopConfig", "Memory",
-    "MemoryConfig", "MemoryFile", "ModelError", "ModelReply", "NotFound", "OfflineModel", "OpenAIModel", "Order",
-    "OrderWorld", "Reflection", "Retriever", "Rule", "RuleSyntaxError", "Step", "Suite", "Task", "TaskResult",
-    "Tool", "ToolCall", "Trace", "Usage", "VectorIndex", "append_run", "build_system_prompt", "count_tokens",
-    "find_rules", "grade", "journal", "load_log", "log_run", "make_suite", "model_from_env", "parse_rule",
-    "quick_review", "reflect", "run_agent", "run_loop", "run_react", "run_suite", "run_task",
-    "select_within_budget", "summarize", "tool", "validate_reflection",
+    "ChatModel", "Embedder", "Experience", "FakeClock", "Grade", "Habits", "HashingEmbedder", "LookUp",
+    "LoopConfig", "Memory", "MemoryConfig", "MemoryFile", "ModelError", "ModelReply", "Move", "NotFound",
+    "OfflineModel", "OpenAIModel", "Reflection", "RequestHabit", "RequestType", "Retriever", "Rule",
+    "RuleSyntaxError", "Step", "Task", "TaskResult", "Tool", "ToolCall", "Trace", "Usage", "VectorIndex",
+    "Words", "World", "append_run", "build_system_prompt", "count_tokens", "find_rules", "grade",
+    "habits_for", "journal", "load_log", "log_run", "model_from_env", "parse_rule", "quick_review",
+    "reflect", "run_agent", "run_loop", "run_react", "run_suite", "run_task", "select_within_budget",
+    "summarize", "tool", "validate_reflection",
 ]  # fmt: skip
 
 

@@ -16,14 +16,14 @@ from ralph_mini.cassette import (
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
-from ralph_mini.suite import make_suite
+from ralph_mini.worlds.orders import HABITS, make_suite
 
 SUITE = make_suite(n=6, seed=7)
 TOOLS = SUITE.world.tools()
 
 
 def record(path, tasks=SUITE.tasks[:4], model=None):
-    recorder = RecordingModel(model or OfflineModel(seed=3), path)
+    recorder = RecordingModel(model or OfflineModel(seed=3, habits=HABITS), path)
     return [run_react(task, recorder, TOOLS) for task in tasks], recorder
 
 

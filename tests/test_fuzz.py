@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from ralph_mini.hardening import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS, parse_final_answer
 from ralph_mini.model import ModelReply, ToolCall, Usage
-from ralph_mini.order_words import LOOKUP_TOOLS
 from ralph_mini.react import WRONG_STATUSES, execute_call, run_react
-from ralph_mini.suite import make_suite
 from ralph_mini.tools import BadArguments, tool
+from ralph_mini.worlds.orders import make_suite
+from ralph_mini.worlds.orders.words import LOOKUP_TOOLS
 
 STATUSES = ("ok", "not_found", *WRONG_STATUSES)
 

@@ -9,13 +9,14 @@ from ralph_mini.react import Step, Trace
 from ralph_mini.rule_forms import contradiction, narrower
 from ralph_mini.rules import parse_rule
 from ralph_mini.scenario_bench import ARMS, FULL, paired_rows, run_arm
-from ralph_mini.scenarios import BAD_LESSONS, DRIFT
-from ralph_mini.suite import make_suite
 from ralph_mini.tools import Tool
 from ralph_mini.waste import covered_steps, redundant_steps, run_waste, wasted_calls
+from ralph_mini.worlds.orders import WORDS, make_suite
+from ralph_mini.worlds.shop.scenarios import BAD_LESSONS, DRIFT
 
 CACHE, DB, PAY = "query_local_cache", "query_database", "query_payment_api"
 NOW = "2025-03-10 12:00"
+TYPE = "status"  # the order desk's task type
 PAID_DB = "ok: 5 fields: status=paid, amount=99.5, created_at=2025-03-08 10:01, payment_method=card, paid_at=2025-03-08 10:06"
 PAID_CACHE = "ok: 4 fields: status=paid, amount=99.5, created_at=2025-03-08 10:01, paid_at=2025-03-08 10:06"
 PROVIDER = "ok: 3 fields: payment_status=captured, txn_id=TXN-1, settled_at=2025-03-08 10:06"
@@ -84,7 +85,7 @@ def test_a_narrower_rule_with_an_opposite_action_is_a_counterexample_to_a_wider_
 
 def active(memory: Memory, rule: str, prefix: str = "S") -> None:
     for n in (1, 2):
-        memory.propose(rule, task_id=f"{prefix}{n}", run_id="seed")
+        memory.propose(rule, task_id=f"{prefix}{n}", run_id="seed", task_type=TYPE)
 
 
 def test_a_new_task_confirming_an_active_rule_invalidates_the_wider_rule_it_contradicts():
@@ -93,11 +94,11 @@ def test_a_new_task_confirming_an_active_rule_invalidates_the_wider_rule_it_cont
     active(memory, over)
     active(memory, "when status is pending: answer")  # wider, newer: kept, the votes would decide
     assert len(memory.active()) == 2
-    decision, _ = memory.propose(over, task_id="T3", run_id="R3")
+    decision, _ = memory.propose(over, task_id="T3", run_id="R3", task_type=TYPE)
     assert decision == "merged: 3 confirming tasks; invalidated: when status is pending: answer"
     wide = next(e for e in memory.experiences.values() if e.rule == "when status is pending: answer")
     assert wide.status == "invalid" and "contradicted by" in wide.status_reason and wide.invalid_from
-    memory.propose(over, task_id="T3", run_id="R3b")  # the same task again is no new evidence
+    memory.propose(over, task_id="T3", run_id="R3b", task_type=TYPE)  # the same task again is no new evidence
     assert [e.status for e in memory.experiences.values()] == ["active", "invalid"]
 
 
@@ -106,22 +107,28 @@ def test_a_tool_the_world_no_longer_offers_invalidates_the_rules_that_send_the_a
     active(memory, f"when any task: start with {CACHE}")
     active(memory, f"when {CACHE} finds the order: skip {DB}")  # sends nowhere: harmless, kept
     active(memory, f"when any task: start with {CACHE}", prefix="R")
-    notes = memory.invalidate_unoffered([DB, PAY], "order_status")
+    notes = memory.invalidate_unoffered([DB, PAY], TYPE)
     assert notes == [f"invalidated: when any task: start with {CACHE} ({CACHE} no longer offered)"]
     assert memory.invalidate_unoffered([DB, PAY], "refund") == []  # another type's lessons are its own
-    assert memory.invalidate_unoffered([CACHE, DB], "order_status") == []  # it does not come back by itself
-    memory.propose(f"when any task: start with {CACHE}", task_id="T9", run_id="R9")
-    memory.propose(f"when any task: start with {CACHE}", task_id="T10", run_id="R10")
+    assert memory.invalidate_unoffered([CACHE, DB], TYPE) == []  # it does not come back by itself
+    memory.propose(f"when any task: start with {CACHE}", task_id="T9", run_id="R9", task_type=TYPE)
+    memory.propose(f"when any task: start with {CACHE}", task_id="T10", run_id="R10", task_type=TYPE)
     assert sorted(e.status for e in memory.experiences.values()) == ["active", "active"]
 
 
 def test_a_rule_reflected_from_a_rejected_answer_is_written_at_once_unless_switched_off():
     rule = f"when any task: start with {DB}"
-    decision, experience = Memory(FakeClock()).propose(rule, task_id="T1", run_id="R1", rejected=True)
+    decision, experience = Memory(FakeClock()).propose(
+        rule, task_id="T1", run_id="R1", rejected=True, task_type=TYPE
+    )
     assert (decision, experience.status) == ("written: learned from a rejected answer", "active")
     off = Memory(FakeClock(), MemoryConfig(write_after_rejection=False))
-    assert off.propose(rule, task_id="T1", run_id="R1", rejected=True)[1].status == "candidate"
-    assert Memory(FakeClock()).propose(rule, task_id="T1", run_id="R1")[1].status == "candidate"
+    assert (
+        off.propose(rule, task_id="T1", run_id="R1", rejected=True, task_type=TYPE)[1].status == "candidate"
+    )
+    assert (
+        Memory(FakeClock()).propose(rule, task_id="T1", run_id="R1", task_type=TYPE)[1].status == "candidate"
+    )
 
 
 # --- the mid-run retrieval ----------------------------------------------------------------------------
@@ -136,7 +143,7 @@ def test_mid_run_matches_are_those_whose_whole_trigger_held_most_specific_first(
     step = Step(
         1, None, CACHE, "{}", "ok", "ok: 3 fields: status=pending, amount=215.0, created_at=2025-03-10 11:00"
     )
-    tags = run_tags([step], NOW)  # pending, 60 minutes old
+    tags = run_tags([step], WORDS, NOW)  # pending, 60 minutes old
     found = held_first(memory.retrieve(tags, 10), tags)
     assert [e.rule for e in found] == [rules[1], rules[3], rules[0]]  # 'under 30 min' did not hold
 

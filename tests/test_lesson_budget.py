@@ -8,10 +8,10 @@ from ralph_mini.loop import LoopConfig, run_task
 from ralph_mini.memory import Memory
 from ralph_mini.model import ModelReply, count_tokens
 from ralph_mini.offline import OfflineModel
-from ralph_mini.planner import ORDER_STATUS, plan
+from ralph_mini.planner import plan
 from ralph_mini.rules import LESSONS_HEADER, MORE_LESSONS_HEADER
-from ralph_mini.scenarios import build
-from ralph_mini.suite import make_suite
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.shop.scenarios import build
 
 SEEN: list[list[str]] = []
 
@@ -60,22 +60,24 @@ def test_lessons_stay_with_the_task_type_that_taught_them():
     )
     for n in (1, 2):
         memory.propose(shipping, task_id=f"D{n}", run_id="R", task_type="delivery")
-        memory.propose(cache, task_id=f"S{n}", run_id="R")
+        memory.propose(cache, task_id=f"S{n}", run_id="R", task_type="status")
     scenario = build("drift")
     OFFERED = [t.name for t in scenario.world.tools()]  # noqa: N806
     delivery = next(t for t in scenario.tasks if t.task_type == "delivery")
     status = next(t for t in scenario.tasks if t.task_type == "status")
     every = list(memory.experiences.values())
-    assert plan(status, memory, every, {}, offered=["query_database"]) == []  # the cache is gone
-    types = {"D1": "delivery", "D2": "delivery", "S1": ORDER_STATUS, "S2": ORDER_STATUS}
-    assert [e.rule for e in plan(delivery, memory, every, types, OFFERED)] == [shipping]
-    assert [e.rule for e in plan(status, memory, every, types, OFFERED)] == [cache]
-    # memory keeps one row per rule text: once a delivery task proposed the cache rule too, it serves both
+    assert plan(status, memory, every, offered=["query_database"]) == []  # the cache is gone
+    assert [e.rule for e in plan(delivery, memory, every, OFFERED)] == [shipping]
+    assert [e.rule for e in plan(status, memory, every, OFFERED)] == [cache]
+    # memory keeps one row per task type and rule: a delivery task proposing the cache rule starts a row
+    # of its own, a candidate judged on delivery tasks alone; the status row is untouched
     memory.propose(cache, task_id="D3", run_id="R", task_type="delivery")
-    assert {e.rule for e in plan(delivery, memory, every, types | {"D3": "delivery"}, OFFERED)} == {
-        shipping,
-        cache,
-    }
+    rows = sorted(
+        (e.task_type, e.status, e.source_tasks) for e in memory.experiences.values() if e.rule == cache
+    )
+    assert rows == [("delivery", "candidate", ["D3"]), ("status", "active", ["S1", "S2"])]
+    assert [e.rule for e in plan(delivery, memory, memory.live(), OFFERED)] == [shipping]
+    assert [e.rule for e in plan(status, memory, memory.live(), OFFERED)] == [cache]
 
 
 FIVE_RULES = (
@@ -112,9 +114,11 @@ class Forgetful:
 
 
 def test_a_fast_loop_retry_holds_the_same_budget():
-    suite = make_suite(n=2, seed=7)
+    suite = orders.make_suite(n=2, seed=7)
     memory = Memory(FakeClock())
     model = Forgetful()
-    result = run_task(suite.tasks[0], model, suite.world.tools(), memory, [], config=LoopConfig())
+    result = run_task(
+        suite.tasks[0], model, suite.world.tools(), memory, [], words=orders.WORDS, config=LoopConfig()
+    )
     assert result.retries == 1 and len(model.lessons) == 2
     assert model.lessons[0] == [] and len(model.lessons[1]) == 3  # five reflection rules, cut to three

@@ -9,17 +9,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_mini import lesson_guards, memory
-from ralph_mini import order_words as words
+from ralph_mini import instance_shapes, lesson_guards, memory
 from ralph_mini.clock import FakeClock
 from ralph_mini.lesson_guards import instance_details, load_instance_labels, precision_recall
 from ralph_mini.memory import Memory
 from ralph_mini.reflect import SECTIONS, validate_reflection
 from ralph_mini.rules import Action, Rule, Trigger
+from ralph_mini.worlds.orders import WORDS, words
 
 reflect = importlib.import_module("ralph_mini.reflect")  # the package also exports a function 'reflect'
 ROWS = load_instance_labels()
 TOOLS = (*words.READ_ONLY_TOOLS, *words.WRITING_TOOLS)
+
+
+def order_desk_details(text: str) -> list[str]:
+    """The filter with the order desk's words, as its reflector's validator applies it: its tools, its
+    vocabulary, its id formats, its record noun."""
+    return instance_details(text, (*TOOLS, *WORDS.vocabulary()), WORDS.id_formats, nouns=(WORDS.noun,))
 
 
 def test_the_labelled_set_is_large_balanced_and_covers_every_kind():
@@ -33,10 +39,10 @@ def test_the_labelled_set_is_large_balanced_and_covers_every_kind():
 
 
 def test_precision_and_recall_on_the_labelled_set():
-    score = precision_recall(instance_details, ROWS)
-    assert (score["tp"], score["fp"], score["fn"], score["tn"]) == (94, 1, 1, 91)
-    assert score["precision"] == pytest.approx(94 / 95) and score["recall"] == pytest.approx(94 / 95)
-    assert score["precision"] >= 0.95 and score["recall"] >= 0.95  # 0.99 and 0.99
+    score = precision_recall(order_desk_details, ROWS)
+    assert (score["tp"], score["fp"], score["fn"], score["tn"]) == (94, 0, 1, 92)
+    assert score["precision"] == 1.0 and score["recall"] == pytest.approx(94 / 95)
+    assert score["precision"] >= 0.95 and score["recall"] >= 0.95  # 1.00 and 0.99
 
 
 @pytest.mark.parametrize(
@@ -55,7 +61,7 @@ def test_precision_and_recall_on_the_labelled_set():
     ],
 )
 def test_what_the_old_filters_missed(text, details):
-    assert instance_details(text) == details
+    assert order_desk_details(text) == details
 
 
 @pytest.mark.parametrize(
@@ -73,28 +79,47 @@ def test_what_the_old_filters_missed(text, details):
     ],
 )
 def test_no_false_alarm_on_durations_thresholds_and_words(text):
-    assert instance_details(text) == []
+    assert order_desk_details(text) == []
 
 
 def test_memory_and_the_reflector_use_the_same_function():
+    """One filter: memory applies it with no world's words (it knows no world), the reflector's validator
+    with its world's; they disagree only where the world's words decide (its noun keys an id, its tool
+    names are not a person's name)."""
     assert memory.instance_details is lesson_guards.instance_details
     assert reflect.instance_details is lesson_guards.instance_details
     store = Memory(FakeClock())
-    for row in ROWS:  # every candidate: memory refuses it as a rule iff the validator refuses it as an item
-        refused = store.propose(row["text"], task_id="T1", run_id="R1")[0].startswith("rejected: names")
+    disagree = []
+    for row in ROWS:  # every candidate: memory refuses it as a rule iff the world-free filter flags it
+        decision = store.propose(row["text"], task_id="T1", run_id="R1", task_type="status")[0]
+        refused = decision.startswith("rejected: names")
+        assert refused == bool(instance_details(row["text"])), row
         item = f"query_database: {row['text']}"
         text = "\n".join(f"{name}:\n- {item if name == SECTIONS[0] else 'none'}" for name in SECTIONS)
-        flagged = any("names a specific instance" in p for p in validate_reflection(text))
-        assert refused == flagged == (row["expected"] == "instance") or row["text"] in MISSES, row
+        flagged = any("names a specific instance" in p for p in validate_reflection(text, WORDS, TOOLS))
+        assert flagged == (row["expected"] == "instance") or row["text"] in MISSES, row
+        if refused != flagged:
+            disagree.append(row["text"])
+    assert disagree == WORLD_DECIDES
 
 
-MISSES = {"The Ralph Loop reflects after each run", "the order for Hannah paid late"}  # known, see below
+# Keyed by the order desk's noun, or its tool's words in title case: only its words tell.
+WORLD_DECIDES = [
+    "order Q7 needs query_payment_api",
+    "refund for order no. 5531 failed",
+]
+MISSES = {  # known, see below
+    "ticket 3391 says the payment failed",
+}
 
 
 def test_the_known_misses():
-    """A title-case product name reads as a name; a lone capitalised name with no cue is not seen."""
-    assert instance_details("The Ralph Loop reflects after each run") == ["name Ralph Loop"]
-    assert instance_details("the order for Hannah paid late") == []
+    """A number keyed by another world's noun is an id only where that noun is the world's. (A title-case
+    name of ordinary words, "The Ralph Loop", is no name; "for Hannah" is one.)"""
+    assert order_desk_details("The Ralph Loop reflects after each run") == []
+    assert order_desk_details("the order for Hannah paid late") == ["name Hannah"]
+    assert order_desk_details("ticket 3391 says the payment failed") == []
+    assert instance_details("ticket 3391 says the payment failed", nouns=("ticket",)) == ["id 3391"]
 
 
 # --- properties -----------------------------------------------------------------------------------
@@ -123,7 +148,7 @@ CASES = [str, str.upper, str.title, str.capitalize]
 
 @given(rules_from(st.sampled_from(TOOLS), st.sampled_from(words.STATUSES)), st.sampled_from(CASES))
 def test_no_rule_of_the_world_is_ever_flagged(rule, case):
-    assert instance_details(case(str(rule))) == []
+    assert order_desk_details(case(str(rule))) == []
 
 
 TOOL_NAMES = st.from_regex(r"[a-z]{2,8}(_[a-z0-9]{1,6}){0,3}", fullmatch=True)  # tool_w_100, query_v2
@@ -145,7 +170,11 @@ def test_a_duration_or_a_share_is_never_an_instance(number, unit):
     assert instance_details(f"wait {number}{unit} before calling query_payment_api") == []
 
 
-@given(st.from_regex(r"[A-Z][A-Z0-9]{2,7}", fullmatch=True).filter(lambda s: any(c.isdigit() for c in s)))
+@given(
+    st.from_regex(r"[A-Z][A-Z0-9]{2,7}", fullmatch=True)
+    .filter(lambda s: any(c.isdigit() for c in s))
+    .filter(instance_shapes.is_code)  # HL7, K8S, 2FA have a term's shape (the held-out set's terms)
+)
 def test_any_upper_case_code_with_a_digit_is_an_instance(code):
     assert instance_details(f"skip query_database for {code}")
 

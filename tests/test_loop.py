@@ -4,19 +4,35 @@ the benchmark's headline as inequalities on a small suite."""
 from fakes import ScriptedModel
 
 from ralph_mini.clock import FakeClock
-from ralph_mini.loop import LoopConfig, TaskResult, estimate_calls_saved, run_loop, run_task, wants_slow_loop
+from ralph_mini.learn import wants_slow_loop
+from ralph_mini.loop import LoopConfig, TaskResult, recurrence, run_loop, run_task
 from ralph_mini.measure import record, run_suite
 from ralph_mini.memory import Memory
-from ralph_mini.model import ModelReply, ToolCall
+from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
-from ralph_mini.planner import complete_tools, writing_tools
+from ralph_mini.planner import complete_tools, estimate_calls_saved, review, writing_tools
 from ralph_mini.react import run_react
 from ralph_mini.reflect import quick_review
-from ralph_mini.suite import make_suite
 from ralph_mini.waste import run_waste
+from ralph_mini.worlds import orders
 
-SUITE = make_suite(n=20, seed=7)
+SUITE = orders.make_suite(n=20, seed=7)
 TOOLS = SUITE.world.tools()
+WORDS = orders.WORDS
+
+
+def offline_model():
+    return OfflineModel(habits=orders.HABITS)
+
+
+def quick(trace):
+    """The fast loop's review of a run, with the order desk's words, as the loop makes it."""
+    return review(trace.task, trace, TOOLS, WORDS)
+
+
+def slow(result, history):
+    """Does the loop reflect on ``result`` after ``history``?"""
+    return wants_slow_loop(result.correct, result.review, result.trace, *recurrence(result.task, history))
 
 
 class Mumbler:
@@ -35,7 +51,9 @@ class Mumbler:
 def test_fast_loop_retries_share_the_tasks_pitfall_budget_and_write_nothing():
     memory = Memory(FakeClock())
     model = Mumbler()
-    result = run_task(SUITE.tasks[0], model, TOOLS, memory, [], config=LoopConfig(max_reflection_rounds=2))
+    result = run_task(
+        SUITE.tasks[0], model, TOOLS, memory, [], words=WORDS, config=LoopConfig(max_reflection_rounds=2)
+    )
     # the first run spent the whole pitfall budget: no retry can run on it (no 3x cost on an unsolvable task)
     assert result.retries == 0
     assert result.trace.stop_reason == "max_pitfall_depth: 4 wrong calls"
@@ -44,46 +62,66 @@ def test_fast_loop_retries_share_the_tasks_pitfall_budget_and_write_nothing():
     assert result.extra_tokens == 0  # the mumbler reports no usage
 
 
+def test_a_retried_run_counts_in_the_tasks_record():
+    """The fast loop retries a run whose answer lacks the task type's field; every run counts."""
+    look = ModelReply(
+        None, (ToolCall("c1", "query_local_cache", '{"order_id": "A123"}'),), Usage(100, 10), 1.0
+    )
+    incomplete = ModelReply('Final answer: {"amount": 99.5}', (), Usage(120, 20), 1.0)  # no status
+    complete = ModelReply('Final answer: {"status": "paid", "amount": 99.5, "paid_at": "2025-03-10 09:13"}', (),
+                          Usage(120, 20), 1.0)  # fmt: skip
+    memory = Memory(FakeClock())
+    result = run_task(SUITE.tasks[0], ScriptedModel(look, incomplete, look, complete), TOOLS, memory, [],
+                      words=WORDS, reflector=OfflineModel())  # fmt: skip
+    [discarded] = result.discarded
+    assert (result.retries, discarded.answer, result.correct) == (1, {"amount": 99.5}, True)
+    assert memory.experiences == {}  # the fast loop writes nothing
+    assert (result.record.calls, result.record.wrong_calls) == (2, 0)  # one call in each run
+    reflection_tokens = sum(r.tokens for r in result.reflections)
+    assert reflection_tokens > 0 and result.extra_tokens == 250 + reflection_tokens
+    assert result.record.tokens == 2 * 250 + reflection_tokens
+
+
 def test_slow_loop_waits_for_a_recurring_task_type():
-    model = OfflineModel()
+    model = offline_model()
     trace = run_react(SUITE.tasks[1], model, TOOLS)
-    result = TaskResult(SUITE.tasks[1], trace, [], quick_review(trace), correct=True)
-    assert not wants_slow_loop(result, [])
-    assert wants_slow_loop(result, [result])
+    result = TaskResult(SUITE.tasks[1], trace, [], quick(trace), correct=True)
+    assert not slow(result, [])
+    assert slow(result, [result])
     clean = run_react(SUITE.tasks[1], model, TOOLS, lessons=["when any task: start with query_local_cache"])
-    clean_result = TaskResult(SUITE.tasks[1], clean, [], quick_review(clean), correct=True)
+    clean_result = TaskResult(SUITE.tasks[1], clean, [], quick(clean), correct=True)
     assert clean_result.review.wrong_calls == 0 and clean_result.review.redundant_calls == 2
-    assert wants_slow_loop(clean_result, [result])
+    assert slow(clean_result, [result])
 
 
 def test_every_outside_signal_starts_a_reflection_even_without_waste():
-    trace = run_react(SUITE.tasks[0], OfflineModel(), TOOLS, lessons=["when any task: start with query_local_cache",
+    trace = run_react(SUITE.tasks[0], offline_model(), TOOLS, lessons=["when any task: start with query_local_cache",
                       "when query_local_cache finds the order: skip query_database"])  # fmt: skip
-    assert quick_review(trace).reason == "clean run"
-    rejected = TaskResult(SUITE.tasks[0], trace, [], quick_review(trace), correct=False)
-    assert wants_slow_loop(rejected, [])  # the grader said no: reflect, first task or not
+    assert quick(trace).reason == "clean run"
+    rejected = TaskResult(SUITE.tasks[0], trace, [], quick(trace), correct=False)
+    assert slow(rejected, [])  # the grader said no: reflect, first task or not
     blind = run_react(SUITE.tasks[0], ScriptedModel(ModelReply('Final answer: {"status": "paid"}')), TOOLS)
-    review = quick_review(blind)
-    assert review.blind and review.complete and not review.retry
-    assert wants_slow_loop(TaskResult(SUITE.tasks[0], blind, [], review, correct=True), [])
+    verdict = quick(blind)
+    assert verdict.blind and verdict.complete and not verdict.retry
+    assert slow(TaskResult(SUITE.tasks[0], blind, [], verdict, correct=True), [])
 
 
 def test_an_outage_is_not_a_not_found_and_a_write_is_never_retried():
     failing = [ModelReply(None, (ToolCall(f"c{i}", "query_database", '{"order_id": 1}'),)) for i in range(2)]
     outage = run_react(SUITE.tasks[0], ScriptedModel(*failing, ModelReply('Final answer: {"status": "not_found"}')),
                        TOOLS)  # fmt: skip
-    assert not quick_review(outage).complete and quick_review(outage).retry
+    assert not quick(outage).complete and quick(outage).retry
     wrote = run_react(SUITE.tasks[0], ScriptedModel(ModelReply(None, (ToolCall("c1", "refund_order",
                       '{"order_id": "A123"}'),)), ModelReply("Final answer: {}")), TOOLS)  # fmt: skip
-    review = quick_review(wrote, ("refund",), writing_tools(TOOLS))
-    assert review.wrote and not review.complete and not review.retry
-    assert review.reason.endswith("no retry, it wrote")
+    verdict = quick_review(wrote, ("refund",), writing_tools(TOOLS))
+    assert verdict.wrote and not verdict.complete and not verdict.retry
+    assert verdict.reason.endswith("no retry, it wrote")
 
 
 def test_rules_are_written_when_waste_repeats():
     clock = FakeClock()
     memory = Memory(clock)
-    results = run_loop(SUITE.tasks[:4], OfflineModel(), TOOLS, memory)
+    results = run_loop(SUITE.tasks[:4], offline_model(), TOOLS, memory, words=WORDS)
     notes = [note for r in results for note in r.memory_notes]
     assert (
         "written: confirmed in 2 tasks: when query_local_cache finds the order: skip query_database" in notes
@@ -96,7 +134,7 @@ def test_rules_are_written_when_waste_repeats():
 
 
 def test_estimate_calls_saved():
-    trace = run_react(SUITE.tasks[1], OfflineModel(), TOOLS)  # B456: look-alike, cache, database, provider
+    trace = run_react(SUITE.tasks[1], offline_model(), TOOLS)  # B456: look-alike, cache, database, provider
     wasted = run_waste(trace, writing_tools(TOOLS), complete_tools(TOOLS))
     assert (
         estimate_calls_saved("when query_local_cache finds the order: skip query_database", trace, wasted)
@@ -118,9 +156,9 @@ def test_estimate_calls_saved():
 
 
 def test_ralph_beats_react_late_and_stays_correct():
-    model = OfflineModel()
+    model = offline_model()
     bare = [record(t) for t in run_suite(SUITE.tasks, model, TOOLS)]
-    ralph = [r.record for r in run_loop(SUITE.tasks, model, TOOLS, Memory(FakeClock()))]
+    ralph = [r.record for r in run_loop(SUITE.tasks, model, TOOLS, Memory(FakeClock()), words=WORDS)]
     late_bare, late_ralph = bare[10:], ralph[10:]
     assert sum(r.calls for r in late_ralph) < sum(r.calls for r in late_bare)
     assert sum(r.correct for r in ralph) >= sum(r.correct for r in bare) == 20

@@ -14,6 +14,9 @@ from ralph_mini.log import run_tags, step_tags
 from ralph_mini.memory import Memory, MemoryConfig, decay_factor, generalization_confidence
 from ralph_mini.memory_file import MemoryFile, MemoryFileError, journal
 from ralph_mini.react import Step
+from ralph_mini.worlds.orders import WORDS
+
+TYPE = "status"  # the order desk's one task type
 
 SKIP_DB = "when query_local_cache finds the order: skip query_database"
 PENDING = "when status is pending and age under 30 min: skip query_payment_api"
@@ -36,16 +39,19 @@ def clock():
 
 def test_filter_rejects_instance_details(clock):
     memory = Memory(clock)
-    decision, experience = memory.propose(SKIP_DB + " for A123", task_id="T1", run_id="R1")
-    assert decision == "rejected: names order id A123; rules must hold for every order"
+    decision, experience = memory.propose(SKIP_DB + " for A123", task_id="T1", run_id="R1", task_type=TYPE)
+    assert decision == "rejected: names id A123; rules must hold for every task"
     assert experience is None and memory.experiences == {}
-    assert instance_details("refund CUST-0042 99.5 on 2025-03-10 TXN-123") == [  # in text order
+    text = "refund CUST-0042 99.5 on 2025-03-10 TXN-123"
+    assert instance_details(text, id_patterns=WORDS.id_formats) == [  # in text order, the world's kinds named
         "customer CUST-0042",
         "amount 99.5",
         "date 2025-03-10",
         "transaction TXN-123",
     ]
-    decision, _ = memory.propose("always skip the database", task_id="T1", run_id="R1")
+    # memory knows no world: its guard finds the same four by their generic shapes
+    assert instance_details(text) == ["id CUST-0042", "amount 99.5", "date 2025-03-10", "id TXN-123"]
+    decision, _ = memory.propose("always skip the database", task_id="T1", run_id="R1", task_type=TYPE)
     assert decision.startswith("rejected: 'always skip the database' is not a rule")
 
 
@@ -56,13 +62,20 @@ def test_confidence_closed_form():
 
 def test_write_threshold_and_merge(clock):
     memory = Memory(clock, MemoryConfig(confirm_threshold=2))
-    assert memory.propose(SKIP_DB, task_id="T1", run_id="R1")[0] == "candidate: 1/2 confirmations"
     assert (
-        memory.propose(SKIP_DB, task_id="T1", run_id="R2")[0] == "candidate: 1/2 confirmations"
+        memory.propose(SKIP_DB, task_id="T1", run_id="R1", task_type=TYPE)[0]
+        == "candidate: 1/2 confirmations"
+    )
+    assert (
+        memory.propose(SKIP_DB, task_id="T1", run_id="R2", task_type=TYPE)[0]
+        == "candidate: 1/2 confirmations"
     )  # same task
     assert memory.retrieve({"query_local_cache:found"}) == []  # candidates are never retrieved
     decision, experience = memory.propose(
-        "When query_local_cache finds the order: skip query_database.", task_id="T2", run_id="R3"
+        "When query_local_cache finds the order: skip query_database.",
+        task_id="T2",
+        run_id="R3",
+        task_type=TYPE,
     )
     assert decision == "written: confirmed in 2 tasks"
     assert len(memory.experiences) == 1  # merged, not stored twice
@@ -71,21 +84,26 @@ def test_write_threshold_and_merge(clock):
         ["R1", "R2", "R3"],
         "active",
     )
-    assert memory.propose(SKIP_DB, task_id="T3", run_id="R4")[0] == "merged: 3 confirming tasks"
+    assert (
+        memory.propose(SKIP_DB, task_id="T3", run_id="R4", task_type=TYPE)[0] == "merged: 3 confirming tasks"
+    )
     assert experience.confidence == pytest.approx(0.75)
 
 
 def test_saving_calls_alone_writes_at_once(clock):
     memory = Memory(clock, MemoryConfig(calls_saved_threshold=2))
-    assert memory.propose(PENDING, task_id="T1", run_id="R1", calls_saved=1)[0].startswith("candidate")
+    assert memory.propose(PENDING, task_id="T1", run_id="R1", task_type=TYPE, calls_saved=1)[0].startswith(
+        "candidate"
+    )
     assert (
-        memory.propose(PENDING, task_id="T1", run_id="R2", calls_saved=2)[0] == "written: saves calls alone"
+        memory.propose(PENDING, task_id="T1", run_id="R2", task_type=TYPE, calls_saved=2)[0]
+        == "written: saves calls alone"
     )
 
 
 def active(memory, rule, tasks=2):
     for i in range(tasks):
-        memory.propose(rule, task_id=f"T{i}", run_id=f"R{i}")
+        memory.propose(rule, task_id=f"T{i}", run_id=f"R{i}", task_type=TYPE)
     return next(e for e in memory.experiences.values() if e.rule == rule)
 
 
@@ -93,26 +111,28 @@ def test_down_votes_only_when_trigger_fired_and_removal_past_limit(clock):
     memory = Memory(clock, MemoryConfig(max_failures=2))
     experience = active(memory, SKIP_DB)
     assert (
-        memory.record_outcome([experience], run_tags([miss_step()]), correct=False) == []
+        memory.record_outcome([experience], run_tags([miss_step()], WORDS), correct=False) == []
     )  # did not fire: no blame
-    assert memory.record_outcome([experience], run_tags([cache_step()]), correct=False) == [
+    assert memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False) == [
         f"down-voted: {SKIP_DB} (1 failures)"
     ]
     assert experience.confidence == pytest.approx(2 / 3 * 1 / 2)
-    notes = memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
+    notes = memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False)
     assert notes == [f"down-voted: {SKIP_DB} (2 failures)", f"removed: {SKIP_DB}"]
     assert experience.status == "removed" and experience.invalid_from == "2025-03-10T12:00"
     assert experience.status_reason == "2 failures with it in play; recent votes 1.9 down against 0.0 up"
-    assert memory.propose(SKIP_DB, task_id="T9", run_id="R9")[0].startswith("kept out: removed earlier")
+    assert memory.propose(SKIP_DB, task_id="T9", run_id="R9", task_type=TYPE)[0].startswith(
+        "kept out: removed earlier"
+    )
 
 
 def test_a_good_track_record_protects_from_one_failure(clock):
     memory = Memory(clock, MemoryConfig(max_failures=2))
     experience = active(memory, SKIP_DB)
     for _ in range(3):
-        memory.record_outcome([experience], run_tags([cache_step()]), correct=True)
-    memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
-    memory.record_outcome([experience], run_tags([cache_step()]), correct=False)
+        memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=True)
+    memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False)
+    memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False)
     assert experience.status == "active"  # 2 failures, 3 validations
     k = 0.5**0.2  # each vote keeps this share of the earlier ones (vote_half_life 5)
     up, down = (1 + k + k**2) * k**2, k + 1
@@ -150,7 +170,10 @@ def test_weight_decays_and_expires_on_the_clock(clock):
     assert experience.status == "active"  # ... but a read changes nothing
     assert memory.sweep() == [experience]  # only an explicit sweep flags it
     assert experience.status == "expired" and experience.status_reason == "not hit for 31 days"
-    assert memory.propose(SKIP_DB, task_id="T7", run_id="R7")[0] == "written: confirmed in 3 tasks"  # revived
+    assert (
+        memory.propose(SKIP_DB, task_id="T7", run_id="R7", task_type=TYPE)[0]
+        == "written: confirmed in 3 tasks"
+    )  # revived
 
 
 def test_retrieval_by_tag_times_weight(clock):
@@ -158,19 +181,21 @@ def test_retrieval_by_tag_times_weight(clock):
     start = active(memory, "when any task: start with query_local_cache")
     skip = active(memory, SKIP_DB)
     pending = active(memory, PENDING)
-    memory.record_outcome([skip], run_tags([cache_step()]), correct=True)  # a validation raises confidence
+    memory.record_outcome(
+        [skip], run_tags([cache_step()], WORDS), correct=True
+    )  # a validation raises confidence
     assert memory.retrieve({"any"}) == [start]
-    assert step_tags(cache_step("pending")) == {"query_local_cache:found", "status:pending"}
-    assert memory.retrieve(step_tags(cache_step("pending"))) == [skip, pending]
-    assert memory.retrieve(step_tags(cache_step("pending")), top_k=1) == [skip]
-    assert memory.retrieve(step_tags(cache_step("pending")), exclude=[skip.id]) == [pending]
+    assert step_tags(cache_step("pending"), WORDS) == {"query_local_cache:found", "status:pending"}
+    assert memory.retrieve(step_tags(cache_step("pending"), WORDS)) == [skip, pending]
+    assert memory.retrieve(step_tags(cache_step("pending"), WORDS), top_k=1) == [skip]
+    assert memory.retrieve(step_tags(cache_step("pending"), WORDS), exclude=[skip.id]) == [pending]
 
 
 def test_persistence_round_trip_and_atomic_file(tmp_path, clock):
     path = tmp_path / "memory.json"
     memory = Memory(clock)
     active(memory, SKIP_DB)
-    memory.propose(PENDING, task_id="T1", run_id="R1")
+    memory.propose(PENDING, task_id="T1", run_id="R1", task_type=TYPE)
     MemoryFile(path).save(memory)
     again = MemoryFile(path).load(clock)
     assert again.experiences == memory.experiences
@@ -182,8 +207,8 @@ def test_persistence_round_trip_and_atomic_file(tmp_path, clock):
 def test_update_is_read_modify_write(tmp_path, clock):
     path = tmp_path / "memory.json"
     store = MemoryFile(path)
-    store.update(clock, lambda m: m.propose(SKIP_DB, task_id="T1", run_id="R1"))
-    store.update(clock, lambda m: m.propose(SKIP_DB, task_id="T2", run_id="R2"))
+    store.update(clock, lambda m: m.propose(SKIP_DB, task_id="T1", run_id="R1", task_type=TYPE))
+    store.update(clock, lambda m: m.propose(SKIP_DB, task_id="T2", run_id="R2", task_type=TYPE))
     [experience] = store.load(clock).experiences.values()
     assert (experience.status, experience.source_tasks) == ("active", ["T1", "T2"])
 
@@ -209,7 +234,7 @@ def test_bad_file_gives_clear_error_and_keeps_a_copy(tmp_path, clock, content, c
 def test_journal(clock):
     memory = Memory(clock)
     active(memory, SKIP_DB)
-    memory.propose(PENDING, task_id="T1", run_id="R1")
+    memory.propose(PENDING, task_id="T1", run_id="R1", task_type=TYPE)
     clock.advance(days=3)
     text = journal(memory)
     assert text.startswith("# Work journal (2025-03-13)\n\n## Active (1)\n")

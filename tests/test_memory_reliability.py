@@ -33,6 +33,7 @@ from ralph_mini.clock import FakeClock
 from ralph_mini.memory import Memory
 from ralph_mini.memory_file import MemoryFile, MemoryFileError
 
+TYPE = "status"  # the task type every lesson here is learned on (the order desk's)
 STEP = 20  # experiences added per save by the killed writer
 KILLS = 20
 
@@ -81,7 +82,7 @@ def growing_writer(path: str, progress: str) -> None:
     report(Path(progress), f"loaded {count}")
     while True:
         for i in range(count, count + STEP):
-            memory.propose(rule(i), task_id="T1", run_id="R1")
+            memory.propose(rule(i), task_id="T1", run_id="R1", task_type=TYPE)
         count += STEP
         store.save(memory)
         report(Path(progress), f"saved {count}")
@@ -128,7 +129,7 @@ def test_a_writer_killed_at_random_moments_leaves_the_old_or_the_new_state(tmp_p
     # The leftover temporary file (if the last kill left one) is only ever a half-written next state:
     # it is never read, and the next save overwrites it and renames it away.
     memory = MemoryFile(path).load(FakeClock())
-    memory.propose(rule(counts[-1]), task_id="T1", run_id="R1")
+    memory.propose(rule(counts[-1]), task_id="T1", run_id="R1", task_type=TYPE)
     MemoryFile(path).save(memory)
     assert not temporary.exists()
     assert rules_in(path) == [rule(i) for i in range(counts[-1] + 1)]
@@ -159,7 +160,7 @@ def stalled_writer(path: str, progress: str, point: str) -> None:
     """Add one experience to a 300-experience memory and save it, stalling at ``point``."""
     store = MemoryFile(path)
     memory = store.load(FakeClock())
-    memory.propose(rule(len(memory.experiences)), task_id="T1", run_id="R1")
+    memory.propose(rule(len(memory.experiences)), task_id="T1", run_id="R1", task_type=TYPE)
     if point == "halfway through the bytes":
         memory_module.json.dump = half_then_stall(progress)  # this child's json module only
     elif point == "written, before the rename":
@@ -180,7 +181,7 @@ def test_a_writer_killed_inside_the_write_leaves_the_old_state(tmp_path, process
     path = tmp_path / "memory.json"
     old = Memory(FakeClock())
     for i in range(300):
-        old.propose(rule(i), task_id="T1", run_id="R1")
+        old.propose(rule(i), task_id="T1", run_id="R1", task_type=TYPE)
     MemoryFile(path).save(old)
     before = path.read_bytes()
     kill_when_stalled(processes, stalled_writer, (str(path), str(tmp_path / "progress.txt"), point))
@@ -194,7 +195,7 @@ def test_a_writer_killed_inside_the_write_leaves_the_old_state(tmp_path, process
     assert rules_in(path) == [rule(i) for i in range(300)]
     # The next save overwrites the leftover and renames it away.
     memory = MemoryFile(path).load(FakeClock())
-    memory.propose(rule(300), task_id="T1", run_id="R1")
+    memory.propose(rule(300), task_id="T1", run_id="R1", task_type=TYPE)
     MemoryFile(path).save(memory)
     assert rules_in(path) == [rule(i) for i in range(301)]
     assert not (tmp_path / "memory.json.tmp").exists()
@@ -204,7 +205,7 @@ def test_contrast_a_naive_writer_killed_halfway_corrupts_the_file(tmp_path, proc
     path = tmp_path / "memory.json"
     old = Memory(FakeClock())
     for i in range(300):
-        old.propose(rule(i), task_id="T1", run_id="R1")
+        old.propose(rule(i), task_id="T1", run_id="R1", task_type=TYPE)
     MemoryFile(path).save(old)
     progress = tmp_path / "progress.txt"
     kill_when_stalled(processes, stalled_writer, (str(path), str(progress), "naive writer, halfway"))
@@ -240,10 +241,10 @@ def adder(who: str, path: str, safe: bool) -> Callable[[int], None]:
     def add(i: int) -> None:
         text = rule(i, who)
         if safe:
-            store.update(clock, lambda memory: memory.propose(text, task_id=who, run_id="R1"))
+            store.update(clock, lambda memory: memory.propose(text, task_id=who, run_id="R1", task_type=TYPE))
         else:
             memory = store.load(clock)
-            memory.propose(text, task_id=who, run_id="R1")
+            memory.propose(text, task_id=who, run_id="R1", task_type=TYPE)
             time.sleep(0.002)  # the kernel works with its copy (in a notebook: a whole task, seconds)
             store.save(memory)
 
@@ -276,7 +277,7 @@ def test_contrast_load_then_save_from_two_processes_loses_updates(tmp_path, proc
 def good_file_text() -> str:
     memory = Memory(FakeClock())
     for i in range(3):
-        memory.propose(rule(i), task_id="T1", run_id="R1")
+        memory.propose(rule(i), task_id="T1", run_id="R1", task_type=TYPE)
     return json.dumps(
         {
             "format": "ralph_mini.memory",
@@ -330,7 +331,9 @@ def test_an_unreadable_file_is_a_clear_error_with_a_backup_and_no_reset(tmp_path
     # No silent reset on a write either: update() refuses before it writes anything, every time.
     for _ in range(2):
         with pytest.raises(MemoryFileError):
-            MemoryFile(path).update(FakeClock(), lambda m: m.propose(rule(9), task_id="T1", run_id="R1"))
+            MemoryFile(path).update(
+                FakeClock(), lambda m: m.propose(rule(9), task_id="T1", run_id="R1", task_type=TYPE)
+            )
     assert path.read_bytes() == content
     assert not (tmp_path / "memory.json.tmp").exists()
 

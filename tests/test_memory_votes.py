@@ -16,7 +16,9 @@ from ralph_mini.rules import parse_rule
 from ralph_mini.store import Store
 from ralph_mini.votes import decayed, trigger_held
 from ralph_mini.waste import wasted_calls
+from ralph_mini.worlds.orders import WORDS
 
+TYPE = "status"  # the order desk's one task type
 CACHE, DB, PAY = "query_local_cache", "query_database", "query_payment_api"
 NOW = "2025-03-10 12:00"
 UNDER_30 = f"when status is pending and age under 30 min: skip {PAY}"
@@ -36,7 +38,7 @@ def failed_step(index, tool, status="error"):
 
 def active(memory, rule, tasks=2):
     for i in range(tasks):
-        _, experience = memory.propose(rule, task_id=f"T{i}-{rule[:12]}", run_id=f"R{i}")
+        _, experience = memory.propose(rule, task_id=f"T{i}-{rule[:12]}", run_id=f"R{i}", task_type=TYPE)
     assert experience.status == "active"
     return experience
 
@@ -45,15 +47,18 @@ def active(memory, rule, tasks=2):
 
 
 def test_age_tags_come_from_created_at_and_the_tasks_time():
-    assert step_tags(order_step(), NOW) == {f"{CACHE}:found", "status:pending", "age:pending:12"}
-    assert step_tags(order_step()) == {f"{CACHE}:found", "status:pending"}  # no time given: no age
-    assert "age:pending:210" in run_tags([order_step(created="2025-03-10 08:30")], NOW)
-    assert "age:pending:12" not in step_tags(order_step(), "10 March, noon")  # not a time: no age
+    assert step_tags(order_step(), WORDS, NOW) == {f"{CACHE}:found", "status:pending", "age:pending:12"}
+    assert step_tags(order_step(), WORDS) == {f"{CACHE}:found", "status:pending"}  # no time given: no age
+    assert "age:pending:210" in run_tags([order_step(created="2025-03-10 08:30")], WORDS, NOW)
+    assert "age:pending:12" not in step_tags(order_step(), WORDS, "10 March, noon")  # not a time: no age
 
 
 def test_an_age_trigger_holds_only_for_an_observed_age_on_its_side():
     under, over = parse_rule(UNDER_30), parse_rule(OVER_30)
-    fresh, stale = run_tags([order_step()], NOW), run_tags([order_step(created="2025-03-10 08:30")], NOW)
+    fresh, stale = (
+        run_tags([order_step()], WORDS, NOW),
+        run_tags([order_step(created="2025-03-10 08:30")], WORDS, NOW),
+    )
     assert (trigger_held(under, fresh), trigger_held(over, fresh)) == (True, False)
     assert (trigger_held(under, stale), trigger_held(over, stale)) == (False, True)
     assert not trigger_held(under, {"any", "status:pending"})  # pending, but no age seen: not in play
@@ -62,10 +67,10 @@ def test_an_age_trigger_holds_only_for_an_observed_age_on_its_side():
 def test_a_rule_is_voted_on_only_where_its_whole_trigger_held():
     memory = Memory(FakeClock())
     under = active(memory, UNDER_30)
-    stale = run_tags([order_step(created="2025-03-10 08:30")], NOW)  # pending, 210 min old
+    stale = run_tags([order_step(created="2025-03-10 08:30")], WORDS, NOW)  # pending, 210 min old
     assert memory.record_outcome([under], stale, correct=False) == []
     assert (under.validations, under.failures) == (0, 0)  # not in play: neither credit nor blame
-    memory.record_outcome([under], run_tags([order_step()], NOW), correct=True)
+    memory.record_outcome([under], run_tags([order_step()], WORDS, NOW), correct=True)
     assert (under.validations, under.failures) == (1, 0)
 
 
@@ -76,7 +81,7 @@ def test_wasted_calls_count_against_the_rule_that_sent_the_agent_there():
     steps = [failed_step(1, CACHE, "wrong_tool"), order_step(2, DB, "paid")]
     wasted = wasted_calls(steps, redundant=[])
     assert wasted == [CACHE]
-    notes = memory.record_outcome([start, skip], run_tags(steps, NOW), correct=True, wasted=wasted)
+    notes = memory.record_outcome([start, skip], run_tags(steps, WORDS, NOW), correct=True, wasted=wasted)
     assert notes == [f"down-voted: {START_CACHE} (1 failures; 1 wasted calls to {CACHE})"]
     assert (start.validations, start.failures) == (0, 1)
     assert (skip.validations, skip.failures) == (0, 0)  # its trigger (a cache miss) never held
@@ -164,11 +169,11 @@ def test_a_wrong_answer_counts_only_against_rules_that_could_have_caused_it():
     skip = active(memory, f"when {CACHE} finds the order: skip {DB}")
     answer = active(memory, f"when {CACHE} finds the order: answer")
     hit = [order_step(1, CACHE, "paid")]
-    notes = memory.record_outcome([start, skip, answer], run_tags(hit, NOW), correct=False)
+    notes = memory.record_outcome([start, skip, answer], run_tags(hit, WORDS, NOW), correct=False)
     assert [n.split(" (")[0] for n in notes] == [f"down-voted: {skip.rule}", f"down-voted: {answer.rule}"]
     assert (start.validations, start.failures) == (0, 0)  # no vote: it withheld nothing
     checked = hit + [order_step(2, DB, "paid")]  # the database was called after all: skip was not obeyed
-    memory.record_outcome([skip], run_tags(checked, NOW), correct=False)
+    memory.record_outcome([skip], run_tags(checked, WORDS, NOW), correct=False)
     assert skip.failures == 1
 
 
@@ -197,9 +202,11 @@ def test_a_new_contradicting_rule_invalidates_the_old_one_which_stays_in_the_jou
     old = active(memory, START_CACHE)
     assert old.valid_from == "2025-03-10T12:00" and old.invalid_from is None
     clock.advance(hours=6)
-    memory.propose(f"when any task: start with {DB}", task_id="T7", run_id="R7")
+    memory.propose(f"when any task: start with {DB}", task_id="T7", run_id="R7", task_type=TYPE)
     assert old.status == "active"  # a candidate invalidates nothing
-    decision, new = memory.propose(f"when any task: start with {DB}", task_id="T8", run_id="R8")
+    decision, new = memory.propose(
+        f"when any task: start with {DB}", task_id="T8", run_id="R8", task_type=TYPE
+    )
     assert decision == f"written: confirmed in 2 tasks; invalidated: {START_CACHE}"
     assert (old.status, old.invalid_from, new.valid_from) == (
         "invalid",
@@ -215,18 +222,27 @@ def test_a_new_contradicting_rule_invalidates_the_old_one_which_stays_in_the_jou
     text = journal(memory)
     assert "## Invalid (1)" in text and "invalid from 2025-03-10T18:00" in text
     # it comes back only when new tasks confirm it again, and then it invalidates the other one
-    assert memory.propose(START_CACHE, task_id="T9", run_id="R9")[0].startswith("kept invalid: contradicted")
-    decision, _ = memory.propose(START_CACHE, task_id="T10", run_id="R10")
+    assert memory.propose(START_CACHE, task_id="T9", run_id="R9", task_type=TYPE)[0].startswith(
+        "kept invalid: contradicted"
+    )
+    decision, _ = memory.propose(START_CACHE, task_id="T10", run_id="R10", task_type=TYPE)
     assert decision == f"written: confirmed in 2 tasks; invalidated: when any task: start with {DB}"
     assert (old.status, old.invalid_from, new.status) == ("active", None, "invalid")
 
 
 def test_rules_of_other_task_types_do_not_contradict():
     memory = Memory(FakeClock())
-    for tool, kind in ((CACHE, "order_status"), ("get_shipping_status", "shipping")):
+    for tool, kind in ((CACHE, TYPE), ("get_shipping_status", "delivery")):
         for task in ("T1", "T2"):
             memory.propose(f"when any task: start with {tool}", task_id=task, run_id=task, task_type=kind)
     assert [e.status for e in memory.experiences.values()] == ["active", "active"]
+    for task in ("T3", "T4"):  # the same rule learned on the other type is a row of its own
+        memory.propose(f"when any task: start with {CACHE}", task_id=task, run_id=task, task_type="delivery")
+    assert sorted((e.task_type, e.rule) for e in memory.experiences.values()) == [
+        ("delivery", "when any task: start with get_shipping_status"),
+        ("delivery", f"when any task: start with {CACHE}"),
+        (TYPE, f"when any task: start with {CACHE}"),
+    ]
 
 
 # --- semantic dedup -----------------------------------------------------------------------------------
@@ -245,7 +261,7 @@ SEVEN_WORDINGS = [  # two lessons
 def test_seven_wordings_of_two_lessons_are_two_rows():
     memory = Memory(FakeClock())
     for i, wording in enumerate(SEVEN_WORDINGS):
-        memory.propose(wording, task_id=f"T{i}", run_id=f"R{i}")
+        memory.propose(wording, task_id=f"T{i}", run_id=f"R{i}", task_type=TYPE)
     rows = sorted((e.rule, e.confirmations, e.status) for e in memory.experiences.values())
     assert rows == [
         (START_CACHE, 3, "active"),
@@ -268,8 +284,10 @@ def test_near_duplicates_merge_and_distant_numbers_do_not():
     assert not near(UNDER_30, UNDER_30.replace("30", "90"))  # the settlement lag really changed
     assert not near(UNDER_30, OVER_30.replace("call", "skip"))  # the other side of the limit
     memory = Memory(FakeClock())
-    memory.propose(UNDER_30, task_id="T1", run_id="R1")
-    decision, experience = memory.propose(UNDER_30.replace("30", "25"), task_id="T2", run_id="R2")
+    memory.propose(UNDER_30, task_id="T1", run_id="R1", task_type=TYPE)
+    decision, experience = memory.propose(
+        UNDER_30.replace("30", "25"), task_id="T2", run_id="R2", task_type=TYPE
+    )
     assert decision == "written: confirmed in 2 tasks" and experience.rule == UNDER_30
     assert len(memory.experiences) == 1
 

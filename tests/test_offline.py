@@ -2,14 +2,20 @@
 and changes them only when a rule is written in the prompt."""
 
 import json
+from dataclasses import replace
+
+import pytest
 
 from ralph_mini.model import count_tokens
-from ralph_mini.offline import Habits, OfflineModel
-from ralph_mini.order_words import SYSTEM_PROMPT
+from ralph_mini.offline import OfflineModel
 from ralph_mini.react import build_system_prompt, run_react
-from ralph_mini.suite import grade, make_suite
+from ralph_mini.world import grade
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.orders.words import SYSTEM_PROMPT
 
-SUITE = make_suite(n=50, seed=7)
+SUITE = orders.make_suite(n=50, seed=7)
+HABITS = orders.HABITS  # the order desk's naive habits
+LAZY = replace(HABITS, double_check=False)
 CORE = SUITE.world.tools(core_only=True)
 ALL = SUITE.world.tools()
 
@@ -37,26 +43,26 @@ STALE = ("query_local_cache", "ok: 3 fields: status=pending, amount=5.0, created
 
 
 def next_tool(messages, schemas=SCHEMAS, model=None):
-    reply = (model or OfflineModel()).complete(messages, schemas)
+    reply = (model or OfflineModel(habits=HABITS)).complete(messages, schemas)
     return reply.tool_calls[0].name if reply.tool_calls else None
 
 
 def test_first_move_is_the_cache():
-    reply = OfflineModel().complete(conversation("Status of order Q100?"), SCHEMAS)
+    reply = OfflineModel(habits=HABITS).complete(conversation("Status of order Q100?"), SCHEMAS)
     assert reply.tool_calls[0].name == "query_local_cache"
     assert json.loads(reply.tool_calls[0].arguments) == {"order_id": "Q100"}
-    assert reply.content == "I'll check the fast local cache first."
+    assert reply.content == "I'll check query_local_cache first, it is fast."
 
 
 def test_habit_double_checks_database_after_cache_hit():
     assert next_tool(conversation("Order Q100?", [CACHE_HIT])) == "query_database"
-    lazy = OfflineModel(habits=Habits(double_check_database=False))
+    lazy = OfflineModel(habits=LAZY)
     assert next_tool(conversation("Order Q100?", [CACHE_HIT]), model=lazy) is None
 
 
 def test_rule_in_prompt_changes_the_habit():
     rule = "when query_local_cache finds the order: skip query_database"
-    reply = OfflineModel().complete(conversation("Order Q100?", [CACHE_HIT], [rule]), SCHEMAS)
+    reply = OfflineModel(habits=HABITS).complete(conversation("Order Q100?", [CACHE_HIT], [rule]), SCHEMAS)
     assert not reply.tool_calls
     assert reply.content.endswith(
         'Final answer: {"order_id": "Q100", "status": "paid", "amount": 12.0, "paid_at": "2025-03-10 08:00"}'
@@ -65,9 +71,7 @@ def test_rule_in_prompt_changes_the_habit():
 
 def test_answer_comes_from_observations_not_the_world():
     # A123 is paid 99.5 in the world; the model must believe what the tool said.
-    reply = OfflineModel(habits=Habits(double_check_database=False)).complete(
-        conversation("Order A123?", [CACHE_HIT]), SCHEMAS
-    )
+    reply = OfflineModel(habits=LAZY).complete(conversation("Order A123?", [CACHE_HIT]), SCHEMAS)
     assert '"amount": 12.0' in reply.content
 
 
@@ -85,7 +89,7 @@ def test_provider_word_wins_on_status():
         "ok: 3 fields: payment_status=captured, txn_id=TXN-1, settled_at=2025-03-10 09:02",
     )
     db = ("query_database", "ok: 2 fields: status=pending, amount=5.0")
-    reply = OfflineModel().complete(conversation("Order Q101?", [STALE, db, pay]), SCHEMAS)
+    reply = OfflineModel(habits=HABITS).complete(conversation("Order Q101?", [STALE, db, pay]), SCHEMAS)
     answer = json.loads(reply.content.split("Final answer: ")[1])
     assert answer == {
         "order_id": "Q101",
@@ -97,27 +101,30 @@ def test_provider_word_wins_on_status():
 
 
 def test_deterministic_and_stateless():
-    model = OfflineModel(seed=3)
+    model = OfflineModel(seed=3, habits=HABITS)
     messages = conversation("Order Q100?", [CACHE_HIT])
     first = model.complete(messages, SCHEMAS)
     model.complete(conversation("Something else about Z999", [FRESH]), SCHEMAS)
     assert model.complete(messages, SCHEMAS) == first
-    assert OfflineModel(seed=3).complete(messages, SCHEMAS) == first
+    assert OfflineModel(seed=3, habits=HABITS).complete(messages, SCHEMAS) == first
 
 
 def test_usage_and_latency_follow_tokens():
     messages = conversation("Order Q100?")
-    reply = OfflineModel().complete(messages, SCHEMAS)
+    reply = OfflineModel(habits=HABITS).complete(messages, SCHEMAS)
     assert reply.usage.prompt_tokens == count_tokens(json.dumps(messages)) + count_tokens(json.dumps(SCHEMAS))
     assert reply.latency_s > 1.0
     assert (
-        OfflineModel().complete(messages, [t.schema() for t in ALL]).usage.prompt_tokens
+        OfflineModel(habits=HABITS).complete(messages, [t.schema() for t in ALL]).usage.prompt_tokens
         > reply.usage.prompt_tokens
     )
 
 
 def run_suite(tools, lessons=(), seed=0):
-    traces = [run_react(task, OfflineModel(seed=seed), tools, lessons=lessons) for task in SUITE.tasks]
+    traces = [
+        run_react(task, OfflineModel(seed=seed, habits=HABITS), tools, lessons=lessons)
+        for task in SUITE.tasks
+    ]
     return traces
 
 
@@ -135,8 +142,18 @@ def test_another_seed_is_another_student():
 
 
 def test_no_order_id_gives_up_cleanly():
-    reply = OfflineModel().complete(conversation("Where is my parcel?"), SCHEMAS)
-    assert reply.tool_calls == () and '"status": "unknown"' in reply.content
+    reply = OfflineModel(habits=HABITS).complete(conversation("Where is my parcel?"), SCHEMAS)
+    assert reply.tool_calls == () and reply.content.endswith("Final answer: {}")  # it claims nothing
+    assert "names no order id" in reply.content  # the world's noun, from its habits
+
+
+def test_acting_needs_a_worlds_habits_reflecting_does_not():
+    with pytest.raises(ValueError, match="has no habits to act with"):
+        OfflineModel().complete(conversation("Order Q100?"), SCHEMAS)
+    reflection = OfflineModel().complete(
+        [{"role": "system", "content": "x"}, {"role": "user", "content": "y"}], []
+    )
+    assert reflection.tool_calls == () and reflection.content
 
 
 def test_model_from_env_timeout_and_retries():
@@ -150,7 +167,5 @@ def test_model_from_env_timeout_and_retries():
     }
     model = model_from_env(env)
     assert (model.client.timeout, model.client.max_retries) == (5.0, 0)
-    import pytest
-
     with pytest.raises(ValueError, match="RALPH_TIMEOUT_S='soon' is not a non-negative number"):
         model_from_env({**env, "RALPH_TIMEOUT_S": "soon"})

@@ -25,7 +25,8 @@ from ralph_mini.backends import model_from_env
 from ralph_mini.model import ModelError, ModelReply, OpenAIModel, ToolCall, Usage, reply_from_openai
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import build_system_prompt, run_react
-from ralph_mini.suite import grade, make_suite
+from ralph_mini.world import grade
+from ralph_mini.worlds.orders import HABITS, make_suite
 
 KEY = "sk-test-" + "a1B2c3D4e5" * 4  # shaped like a real key, so a leak would be easy to spot
 SUITE = make_suite(n=4, seed=7)  # demo orders first: T001 asks about A123, paid and cached
@@ -228,6 +229,7 @@ def test_model_from_env_nothing_set_is_offline():
     model = model_from_env({})
     assert isinstance(model, OfflineModel) and model.seed == 0
     assert model_from_env({"RALPH_MODEL": "offline", "RALPH_SEED": "3"}).seed == 3
+    assert model_from_env({}, habits=HABITS).habits is HABITS  # it acts with the world's habits it is given
 
 
 def test_model_from_env_bad_seed_names_the_variable():

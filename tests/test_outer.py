@@ -8,15 +8,17 @@ from itertools import islice
 
 import pytest
 
-from ralph_mini import OfflineModel, make_suite
+from ralph_mini import OfflineModel
 from ralph_mini.__main__ import main
 from ralph_mini.bench import RALPH, Agent, run_agent
 from ralph_mini.loop import LoopConfig
 from ralph_mini.model import ModelReply
 from ralph_mini.outer import OuterConfig, pick_tasks, read_notes, read_task_file, run_outer, write_task_file
+from ralph_mini.worlds import orders
 
-SUITE = make_suite(n=50, seed=7)
-MODEL = OfflineModel()
+SUITE = orders.make_suite(n=50, seed=7)
+MODEL = OfflineModel(habits=orders.HABITS)
+WORDS = orders.WORDS
 TOOLS = SUITE.world.tools()
 TWO_PER_KIND = pick_tasks(SUITE.tasks, 0, per_kind=2)  # every lesson is seen in two tasks: can finish
 STALE = [t for t in SUITE.tasks if t.kind == "pending_stale"][:3]
@@ -27,7 +29,7 @@ NO_PROVIDER = [t for t in TOOLS if t.name != "query_payment_api"]  # stale pendi
 def outer(tmp_path, tasks, *, model=MODEL, tools=TOOLS, config=DEFAULTS, agent=RALPH, limit=12):
     write_task_file(tmp_path / "TASKS.md", tasks)
     passes = run_outer(tmp_path / "TASKS.md", tmp_path / "NOTES.md", SUITE.tasks, model, tools,
-                       config=config, agent=agent)  # fmt: skip
+                       words=WORDS, config=config, agent=agent)  # fmt: skip
     return list(islice(passes, limit))
 
 
@@ -100,8 +102,8 @@ def test_the_cap_holds_with_the_no_progress_stop_switched_off(tmp_path):
 @pytest.mark.parametrize(
     ("budget", "why"),
     [
-        ({"max_tokens": 60_000}, "48651 tokens spent, one more pass would pass 60000"),
-        ({"max_virtual_s": 200.0}, "157.2 virtual s spent, one more pass would pass 200"),
+        ({"max_tokens": 60_000}, "49115 tokens spent, one more pass would pass 60000"),
+        ({"max_virtual_s": 200.0}, "158.2 virtual s spent, one more pass would pass 200"),
     ],
 )
 def test_a_small_budget_stops_before_a_pass_it_cannot_pay_for(tmp_path, budget, why):
@@ -111,7 +113,7 @@ def test_a_small_budget_stops_before_a_pass_it_cannot_pay_for(tmp_path, budget, 
 
 def test_the_first_pass_is_the_in_process_loop_from_an_empty_memory(tmp_path):
     first = outer(tmp_path, TWO_PER_KIND, config=OuterConfig(max_passes=1))[0]
-    records, memory, _ = run_agent(RALPH, TWO_PER_KIND, MODEL, TOOLS)
+    records, memory, _ = run_agent(RALPH, TWO_PER_KIND, MODEL, TOOLS, words=WORDS)
     assert first.calls == sum(r.calls for r in records) == 29
     assert first.tokens == sum(r.tokens for r in records)
     assert first.lessons == tuple(e.rule for e in memory.active())

@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 from ralph_mini.hardening import parse_final_answer
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
-from ralph_mini.order_words import LOOKUP_TOOLS as LOOKUPS
-from ralph_mini.order_words import SYSTEM_PROMPT
 from ralph_mini.react import LessonBudget, build_system_prompt, run_react
-from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import tool
+from ralph_mini.world import grade
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.orders.words import LOOKUP_TOOLS as LOOKUPS
+from ralph_mini.worlds.orders.words import SYSTEM_PROMPT
 
-SUITE = make_suite(n=50, seed=7)
+SUITE = orders.make_suite(n=50, seed=7)
 TASK = SUITE.tasks[0]  # A123, paid, cached
 TOOLS = SUITE.world.tools()
 
@@ -189,7 +190,7 @@ def test_parse_final_answer_never_crashes(text):
 
 def test_baseline_on_the_suite():
     """The numbers notebook 01 shows: bare ReAct vs the oracle on the 50-task suite."""
-    traces = [run_react(task, OfflineModel(), TOOLS) for task in SUITE.tasks]
+    traces = [run_react(task, OfflineModel(habits=orders.HABITS), TOOLS) for task in SUITE.tasks]
     assert sum(t.tool_calls for t in traces) == 141
     assert sum(t.task.oracle_calls for t in traces) == 76
     assert sum(t.wrong_calls for t in traces) == 17

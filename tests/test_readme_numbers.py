@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ralph_mini import OfflineModel, grade, make_suite, run_react
-from ralph_mini.bench import BARE, RALPH, run_agent
+from ralph_mini import OfflineModel, grade, run_react
+from ralph_mini.bench import BARE, RALPH, run_agent, seed_grid
 from ralph_mini.clock import FakeClock
 from ralph_mini.log import format_for_reflection, log_run
 from ralph_mini.loop import LoopConfig, run_loop
@@ -32,6 +32,7 @@ from ralph_mini.retrieval import (
     load_labelled_set,
     select_within_budget,
 )
+from ralph_mini.worlds import clinic, orders
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 COLUMN_KEYS = {"oracle": "oracle calls/task"}  # README header -> ``measure.summarize`` key, where they differ
@@ -89,14 +90,17 @@ def assert_says(sentence: str) -> None:
     assert sentence in text, f"README.md should say, with the measured numbers: {sentence!r}"
 
 
+WORDS = orders.WORDS
+
+
 @pytest.fixture(scope="module")
 def suite():
-    return make_suite(n=50, seed=7)
+    return orders.make_suite(n=50, seed=7)
 
 
 @pytest.fixture(scope="module")
 def model():
-    return OfflineModel(seed=0)
+    return OfflineModel(seed=0, habits=orders.HABITS)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +112,9 @@ def bare(suite, model) -> list:
 def benchmark(suite, model) -> dict:
     """``python -m ralph_mini bench`` without ablations: bare ReAct and the Ralph Loop, per window."""
     tools = suite.world.tools()
-    return {agent.name: run_agent(agent, suite.tasks, model, tools)[0] for agent in (BARE, RALPH)}
+    return {
+        agent.name: run_agent(agent, suite.tasks, model, tools, words=WORDS)[0] for agent in (BARE, RALPH)
+    }
 
 
 def test_notebook_01_baseline_table(suite, model, bare):
@@ -122,7 +128,7 @@ def test_notebook_03_one_reflection_table(suite, model, bare):
     task = suite.tasks[1]  # B456, as in notebook 03
     wasteful = run_react(task, model, tools)
     log_text = format_for_reflection(*log_run(wasteful, "R002", grade(task, wasteful.answer).correct))
-    reflection = reflect(log_text, model, tools)
+    reflection = reflect(log_text, model, tools, WORDS)
     after = [record(t) for t in run_suite(suite.tasks, model, tools, lessons=reflection.rules)]
     computed = [summarize(bare, "bare ReAct"), summarize(after, "bare ReAct + 1 reflection")]
     assert_table(readme_table("bare ReAct + 1 reflection"), computed, ("agent",))
@@ -148,15 +154,15 @@ def planted_wrong_answers(suite, model, config: MemoryConfig, calls_saved: int =
     clock = FakeClock()
     memory = Memory(clock, config)
     memory.propose("when query_local_cache finds nothing: answer", task_id="special", run_id="S1",
-                   calls_saved=calls_saved)  # fmt: skip
-    runs = run_loop(suite.tasks, model, suite.world.tools(), memory,
+                   task_type=orders.words.STATUS, calls_saved=calls_saved)  # fmt: skip
+    runs = run_loop(suite.tasks, model, suite.world.tools(), memory, words=WORDS,
                     between_tasks=lambda m: clock.advance(hours=6))  # fmt: skip
     return sum(not r.correct for r in runs)
 
 
 def test_notebook_04_sentence(suite, model, bare):
     clock = FakeClock()
-    results = run_loop(suite.tasks, model, suite.world.tools(), Memory(clock),
+    results = run_loop(suite.tasks, model, suite.world.tools(), Memory(clock), words=WORDS,
                        between_tasks=lambda m: clock.advance(hours=6))  # fmt: skip
     late, late_bare = summarize([r.record for r in results[20:]], "memory"), summarize(bare[20:], "bare")
     no_guards = MemoryConfig(confirm_threshold=1, max_failures=10**9)
@@ -208,7 +214,7 @@ def test_scenario_table_and_the_rephrased_sentence():
     """``python -m ralph_mini bench --scenario all``: bare ReAct against the full loop (model seed 0)."""
     from ralph_mini.scenario_bench import BARE as BARE_ARM
     from ralph_mini.scenario_bench import FULL, paired_rows, run_arm
-    from ralph_mini.scenarios import SCENARIOS
+    from ralph_mini.worlds.shop.scenarios import SCENARIOS
 
     computed = []
     for name in SCENARIOS:
@@ -233,3 +239,14 @@ def test_scenario_table_and_the_rephrased_sentence():
         f"the loop makes {calls(paired)} calls/task and answers {paired[0]['correct']} in each (bare ReAct: "
         f"{calls(bare_paired)} calls, {bare_paired[0]['correct']} each)"
     )
+
+
+def test_third_world_grid_table():
+    """``python -m ralph_mini bench --world clinic --grid 4x2``: the clinic's targets, cell by cell."""
+    computed = seed_grid(clinic, 50, range(7, 11), range(2))
+    table = readme_table("7")
+    assert [(row["suite seed"], row["model seed"]) for row in table] == [
+        (str(r["suite seed"]), str(r["model seed"])) for r in computed
+    ]
+    for row, numbers in zip(table, computed, strict=True):
+        assert all(same(cell, numbers[column]) for column, cell in row.items()), (row, numbers)

@@ -6,6 +6,7 @@ from fakes import ScriptedModel as Scripted
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ralph_mini import planner
 from ralph_mini.log import format_for_reflection, log_run
 from ralph_mini.model import ModelReply, ToolCall
 from ralph_mini.offline import OfflineModel
@@ -16,15 +17,20 @@ from ralph_mini.reflect import (
     parse_sections,
     quick_review,
     reflect,
+    reflection_messages,
     validate_reflection,
 )
-from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import Tool
 from ralph_mini.waste import redundant_steps
+from ralph_mini.world import RequestType, Words, grade
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.orders import words as ow
 
-SUITE = make_suite(n=50, seed=7)
+SUITE = orders.make_suite(n=50, seed=7)
 TOOLS = SUITE.world.tools()
-MODEL = OfflineModel()
+NAMES = [t.name for t in TOOLS]
+WORDS = orders.WORDS
+MODEL = OfflineModel(habits=orders.HABITS)
 
 VALID = """EFFECTIVE STEPS:
 - query_local_cache returned status and amount in 0.05 s
@@ -45,7 +51,7 @@ def log_text(*indexes):
 
 
 def test_valid_template_passes():
-    assert validate_reflection(VALID) == []
+    assert validate_reflection(VALID, WORDS, NAMES) == []
     assert parse_sections(VALID)["AVOID"] == []
 
 
@@ -69,13 +75,13 @@ def test_valid_template_passes():
     ],
 )
 def test_broken_templates_are_rejected_with_the_reason(broken, problem):
-    problems = validate_reflection(broken)
+    problems = validate_reflection(broken, WORDS, NAMES)
     assert any(problem in p for p in problems), problems
 
 
 @given(st.text(max_size=400))
 def test_validator_never_crashes(text):
-    assert isinstance(validate_reflection(text), list)
+    assert isinstance(validate_reflection(text, WORDS, NAMES), list)
 
 
 items = st.sampled_from(
@@ -95,14 +101,14 @@ def test_any_instance_name_is_caught(effective, avoid, instance):
         [block(SECTIONS[0], effective), block(SECTIONS[1], [f"query_database for {instance}"]),
          block(SECTIONS[2], []), block(SECTIONS[3], avoid)]
     )  # fmt: skip
-    assert validate_reflection(text) == [
+    assert validate_reflection(text, WORDS, NAMES) == [
         f"INEFFECTIVE STEPS: item names a specific instance ({INSTANCES[instance]} {instance}); "
         "it must hold for every order"
     ]
 
 
 def test_offline_reflector_on_a_cache_hit_run():
-    reflection = reflect(log_text(0), MODEL, TOOLS)
+    reflection = reflect(log_text(0), MODEL, TOOLS, WORDS)
     assert reflection.ok and reflection.rounds == 1
     assert reflection.rules == ("when query_local_cache finds the order: skip query_database",)
     assert reflection.ineffective == (
@@ -111,7 +117,7 @@ def test_offline_reflector_on_a_cache_hit_run():
 
 
 def test_offline_reflector_on_a_fresh_pending_run_reads_the_lag_from_the_tool_docs():
-    reflection = reflect(log_text(1), MODEL, TOOLS)  # B456: 12 minutes old
+    reflection = reflect(log_text(1), MODEL, TOOLS, WORDS)  # B456: 12 minutes old
     assert set(reflection.rules) == {
         "when any task: start with query_local_cache",
         "when query_local_cache finds the order: skip query_database",
@@ -120,16 +126,28 @@ def test_offline_reflector_on_a_fresh_pending_run_reads_the_lag_from_the_tool_do
     assert "query_payment_api had nothing for a pending order 12 min old; too new" in reflection.ineffective
 
 
-# A world the reflector has never seen: every tool renamed, a new request type, a new status word.
+# A world the reflector has never seen: every tool renamed, its roles declared, not described; another
+# record noun, status field, creation field and "no such record" answer; a new request type.
 TICKET_TOOLS = [
     Tool("peek_recent", "Quick memory of recent tickets: state and model. May miss older ones.", {}, dict),
-    Tool("read_archive", "The archive: every ticket ever filed, with its dates. Slower.", {}, dict),
-    Tool(
-        "ask_vendor", "Vendor portal. A claim shows up about 45 minutes after a ticket is opened.", {}, dict
-    ),
+    Tool("read_archive", "The archive of tickets, with their dates. Slower.", {}, dict, holds_every=True),
+    Tool("ask_vendor", "Vendor portal: the claim filed for a ticket.", {}, dict, lag_min=45),
     Tool("check_warranty", "Warranty state and expiry date of a device.", {}, dict),
-    Tool("close_ticket", "Close a ticket. This changes the ticket.", {}, dict),
+    Tool("close_ticket", "Close a ticket.", {}, dict, writes=True),
 ]
+TICKET_WORDS = Words(
+    job="a help desk's agent: it answers questions about support tickets",
+    noun="ticket",
+    id_argument="ticket",
+    id_pattern=r"\b(Q\d+)\b",
+    statuses=("open", "closed", "no_such_ticket"),
+    missing="no_such_ticket",
+    requests=(RequestType("state", ("state",)), RequestType("warranty", ("warranty",), cues=("warranty",)),
+              RequestType("close", ("close",), cues=("close",), writes=True)),
+    fields=("state", "model", "opened_at", "desk", "claim", "vendor_ref", "warranty", "expires", "closed"),
+    status_field="state",
+    created_field="opened_at",
+)  # fmt: skip
 TICKET_LOGS = {
     "repeat": """run R1 at 2025-03-10 12:00: What is the state of ticket Q7?
 1 peek_recent(ticket=Q7) ok 0.10s: state=open, model=K2, opened_at=2025-03-09 08:00
@@ -139,12 +157,12 @@ grader: accepted""",
     "archive has nothing": """run R2 at 2025-03-10 12:00: What is the state of ticket Q8?
 1 read_archive(ticket=Q8) not_found 0.90s: no ticket Q8
 2 ask_vendor(ticket=Q8) not_found 6.00s: no claim for Q8
-result: answered, answer {"state": "not_found"}; 2 calls, 0 wrong, 8.0 s, 900 tokens
+result: answered, answer {"state": "no_such_ticket"}; 2 calls, 0 wrong, 8.0 s, 900 tokens
 grader: accepted""",
     "too new": """run R3 at 2025-03-10 12:00: What is the state of ticket Q9?
-1 peek_recent(ticket=Q9) ok 0.10s: status=open, model=K2, created_at=2025-03-10 11:50
+1 peek_recent(ticket=Q9) ok 0.10s: state=open, model=K2, opened_at=2025-03-10 11:50
 2 ask_vendor(ticket=Q9) not_found 6.00s: no claim for Q9
-result: answered, answer {"status": "open", "model": "K2"}; 2 calls, 0 wrong, 7.0 s, 900 tokens
+result: answered, answer {"state": "open", "model": "K2"}; 2 calls, 0 wrong, 7.0 s, 900 tokens
 grader: accepted""",
     "wrote blind": """run R4 at 2025-03-10 12:00: Close ticket Q10 please.
 1 close_ticket(ticket=Q10) ok 0.50s: closed=True
@@ -157,47 +175,61 @@ result: answered, answer {"warranty": "valid", "expires": "2026-01-01"}; 2 calls
 grader: accepted""",
 }
 TICKET_RULES = {
-    "repeat": {"when peek_recent finds the order: skip read_archive"},
+    "repeat": {"when peek_recent finds the ticket: skip read_archive"},
     "archive has nothing": {"when read_archive finds nothing: skip ask_vendor"},
-    "too new": {"when status is open and age under 45 min: skip ask_vendor"},
+    "too new": {"when status is open and age under 45 min: skip ask_vendor"},  # the declared lag, 45 min
     "wrote blind": {"when any task: start with read_archive"},  # the tool that holds every ticket
     "wrong first": {"when any task: start with check_warranty",
-                    "when check_warranty finds the order: answer; skip ask_vendor"},
+                    "when check_warranty finds the ticket: answer; skip ask_vendor"},
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(TICKET_LOGS))
 def test_the_offline_reflector_knows_no_tool_names_status_or_answers(case):
-    reflection = reflect(TICKET_LOGS[case], MODEL, TICKET_TOOLS, writing=("close_ticket",))
+    reflection = reflect(TICKET_LOGS[case], MODEL, TICKET_TOOLS, TICKET_WORDS)
     assert reflection.ok, reflection.reason
     assert set(reflection.rules) == TICKET_RULES[case]
     assert reflection.effective or reflection.ineffective
+
+
+def test_the_reflector_reads_the_roles_the_tools_declare_not_their_descriptions():
+    """The prompt shows each tool's declared roles; a description that merely speaks of a lag or of
+    "every" record declares nothing."""
+    described = [Tool("ask_vendor", "A claim shows up about 45 minutes after a ticket is opened.", {}, dict),
+                 Tool("read_archive", "Every ticket ever filed.", {}, dict)]  # fmt: skip
+    prompt = reflection_messages("log", TICKET_TOOLS, TICKET_WORDS)[0]["content"]
+    assert "- read_archive (holds every ticket): The archive" in prompt
+    assert "- ask_vendor (learns of every ticket 45 min after it is created): Vendor portal" in prompt
+    assert "- close_ticket (writes): Close a ticket." in prompt
+    assert 'Records are "ticket": status field state, creation time field opened_at' in prompt
+    undeclared = reflect(TICKET_LOGS["too new"], MODEL, [TICKET_TOOLS[0], described[0]], TICKET_WORDS)
+    assert not any("age under" in rule for rule in undeclared.rules)
 
 
 def test_offline_reflector_on_a_missing_order():
     missing = next(i for i, t in enumerate(SUITE.tasks) if t.kind == "missing")
     assert (
         "when query_database finds nothing: skip query_payment_api"
-        in reflect(log_text(missing), MODEL, TOOLS).rules
+        in reflect(log_text(missing), MODEL, TOOLS, WORDS).rules
     )
 
 
 def test_reask_then_accept():
     model = Scripted("improve performance", VALID)
-    reflection = reflect("log", model, TOOLS)
+    reflection = reflect("log", model, TOOLS, WORDS)
     assert reflection.ok and reflection.rounds == 2 and len(model.seen) == 2
 
 
 def test_give_up_cleanly_after_max_rounds():
     model = Scripted("improve performance", "be faster", "never asked")
-    reflection = reflect("log", model, TOOLS, max_reflection_rounds=2)
+    reflection = reflect("log", model, TOOLS, WORDS, max_reflection_rounds=2)
     assert not reflection.ok and len(model.seen) == 2
     assert reflection.rules == ()
     assert reflection.reason.startswith("no reflection after 2 rounds: missing section EFFECTIVE STEPS")
 
 
 def test_offline_model_shortens_after_a_rejection():
-    reflection = reflect(log_text(3), MODEL, TOOLS, max_words=10)
+    reflection = reflect(log_text(3), MODEL, TOOLS, WORDS, max_words=10)
     assert reflection.ok and reflection.rounds == 2
     assert all(len(item.split()) <= 10 for item in reflection.effective + reflection.rules + reflection.avoid)
 
@@ -206,16 +238,24 @@ def test_untemplated_advice_is_vague():
     transcript = str(run_react(SUITE.tasks[1], MODEL, TOOLS).messages)
     advice = ask_untemplated(transcript, MODEL)
     assert "improve performance" in advice
-    assert any("missing section" in p for p in validate_reflection(advice))
+    assert any("missing section" in p for p in validate_reflection(advice, WORDS, NAMES))
 
 
 def test_quick_review():
+    """The fast loop's check, with the order desk's words as the loop passes them (``planner.review``)."""
+    world = (
+        ("status",),
+        ow.WRITING_TOOLS,
+        (ow.DATABASE,),
+        ow.MISSING,
+    )  # fields, writers, holds every, missing
     wasteful = run_react(SUITE.tasks[1], MODEL, TOOLS)
-    review = quick_review(wasteful)
+    review = quick_review(wasteful, *world)
+    assert review == planner.review(SUITE.tasks[1], wasteful, TOOLS, WORDS)
     assert (review.wrong_calls, review.redundant_calls, review.retry) == (1, 2, False)
     assert redundant_steps(wasteful) == [3, 4]
     lost = run_react(SUITE.tasks[1], Scripted(*["thinking..."] * 8), TOOLS)
-    review = quick_review(lost)
+    review = quick_review(lost, *world)
     assert review.retry and not review.answered
     assert review.reason.startswith("no answer (max_pitfall_depth")
     calls = [
@@ -226,11 +266,18 @@ def test_quick_review():
         Scripted(*calls, ModelReply('Final answer: {"status": "paid", "amount": 99.5}')),
         TOOLS,
     )
-    assert quick_review(clean).reason == "clean run"
+    assert quick_review(clean, *world).reason == "clean run"
+    incomplete = run_react(
+        SUITE.tasks[0], Scripted(*calls, ModelReply('Final answer: {"amount": 99.5}')), TOOLS
+    )
+    assert quick_review(incomplete, *world).retry  # no status: the task type's answer field is missing
+    assert not quick_review(incomplete).retry  # without the world's answer fields, any answer is complete
 
 
 def test_an_empty_reflection_is_no_reflection():
     empty = "\n".join(f"{name}:\n- none" for name in SECTIONS)
-    assert validate_reflection(empty) == ["empty reflection: name at least one effective or ineffective step"]
-    nothing = reflect(log_text(1), MODEL, TOOLS, max_words=4)
+    assert validate_reflection(empty, WORDS, NAMES) == [
+        "empty reflection: name at least one effective or ineffective step"
+    ]
+    nothing = reflect(log_text(1), MODEL, TOOLS, WORDS, max_words=4)
     assert not nothing.ok and "empty reflection" in nothing.reason

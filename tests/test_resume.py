@@ -27,9 +27,10 @@ from ralph_mini.memory import Memory
 from ralph_mini.offline import OfflineModel
 from ralph_mini.run_state import tasks_done
 from ralph_mini.store import Store
-from ralph_mini.suite import make_suite
+from ralph_mini.worlds import orders
 
-SUITE = make_suite(n=20, seed=7)
+SUITE = orders.make_suite(n=20, seed=7)
+WORDS = orders.WORDS
 TOOLS = SUITE.world.tools()
 SHORT = LoopConfig(max_steps=4)  # a 4-turn budget: the fast loop retries (notebook 06)
 AGENTS = ("bare-react", "ralph-loop")
@@ -47,7 +48,9 @@ def tables(path: Path) -> dict[str, list[tuple]]:
 
 @pytest.mark.parametrize("config", [LoopConfig(), SHORT], ids=["default", "4-turn budget"])
 def test_task_result_round_trips_through_json(config):
-    results = run_agent(Agent("x", loop=config), SUITE.tasks, OfflineModel(), TOOLS)[2]
+    results = run_agent(
+        Agent("x", loop=config), SUITE.tasks, OfflineModel(habits=orders.HABITS), TOOLS, words=WORDS
+    )[2]
     assert any(r.reflections for r in results)
     assert any(r.retries for r in results) == (config == SHORT)
     for result in results:
@@ -62,7 +65,7 @@ def run_stored(path: Path, tasks, config: LoopConfig) -> list[TaskResult]:
     history, now = resume_point(store)
     clock = FakeClock() if now is None else FakeClock(now)
     memory = store.load_memory(clock)
-    results = run_loop(tasks[len(history) :], OfflineModel(), TOOLS, memory, config=config, store=store,
+    results = run_loop(tasks[len(history) :], OfflineModel(habits=orders.HABITS), TOOLS, memory, words=WORDS, config=config, store=store,
                        history=history, between_tasks=lambda _: clock.advance(hours=6))  # fmt: skip
     store.close()
     return results
@@ -72,7 +75,7 @@ def run_stored(path: Path, tasks, config: LoopConfig) -> list[TaskResult]:
 def test_run_loop_resumed_after_any_task_equals_an_uninterrupted_run(tmp_path, config):
     whole = run_stored(tmp_path / "whole.sqlite", SUITE.tasks, config)
     clock = FakeClock()
-    plain = run_loop(SUITE.tasks, OfflineModel(), TOOLS, Memory(clock), config=config,
+    plain = run_loop(SUITE.tasks, OfflineModel(habits=orders.HABITS), TOOLS, Memory(clock), words=WORDS, config=config,
                      between_tasks=lambda _: clock.advance(hours=6))  # fmt: skip
     assert whole == plain  # a store changes nothing in the run
     for stop in (0, 1, 2, 7, 13, 19, 20):
@@ -80,6 +83,19 @@ def test_run_loop_resumed_after_any_task_equals_an_uninterrupted_run(tmp_path, c
         run_stored(path, SUITE.tasks[:stop], config)
         assert run_stored(path, SUITE.tasks, config) == whole, f"stopped after {stop} tasks"
         assert tables(path) == tables(tmp_path / "whole.sqlite"), f"stopped after {stop} tasks"
+
+
+def test_every_run_is_logged_the_discarded_ones_as_sub_runs(tmp_path):
+    """The fast loop's retried runs are in the store's log too (R007.1 before R007), not graded."""
+    results = run_stored(tmp_path / "s.sqlite", SUITE.tasks, SHORT)
+    store = Store(tmp_path / "s.sqlite")
+    logged = [(summary.run_id, summary.correct) for _, summary in store.runs()]
+    store.close()
+    expected = []
+    for number, result in enumerate(results, 1):
+        expected += [(f"R{number:03d}.{n}", None) for n in range(1, result.retries + 1)]
+        expected.append((f"R{number:03d}", result.correct))
+    assert logged == expected and len(logged) > len(results)  # some runs were retried
 
 
 def bench(state: Path, *options: str) -> list[str]:
@@ -166,6 +182,8 @@ def test_resume_point_of_an_empty_store(tmp_path):
     store = Store(tmp_path / "new.sqlite")
     assert resume_point(store) == ([], None)
     assert (
-        run_agent(RALPH, SUITE.tasks[:2], OfflineModel(), TOOLS, store=store)[0]
-        == (run_agent(RALPH, SUITE.tasks[:2], OfflineModel(), TOOLS)[0])
+        run_agent(
+            RALPH, SUITE.tasks[:2], OfflineModel(habits=orders.HABITS), TOOLS, words=WORDS, store=store
+        )[0]
+        == (run_agent(RALPH, SUITE.tasks[:2], OfflineModel(habits=orders.HABITS), TOOLS, words=WORDS)[0])
     )

@@ -23,6 +23,7 @@ from ralph_mini.retrieval import (
     select_within_budget,
 )
 
+TYPE = "status"  # the task type every lesson here is learned on (the order desk's)
 RULES = [
     "when query_local_cache finds the order: skip query_database",
     "when status is pending and age under 30 min: skip query_payment_api",
@@ -34,8 +35,8 @@ RULES = [
 def active_memory(rules=RULES):
     memory = Memory(FakeClock())
     for rule in rules:
-        memory.propose(rule, task_id="T1", run_id="R1")
-        memory.propose(rule, task_id="T2", run_id="R2")
+        memory.propose(rule, task_id="T1", run_id="R1", task_type=TYPE)
+        memory.propose(rule, task_id="T2", run_id="R2", task_type=TYPE)
     return memory
 
 
@@ -55,7 +56,7 @@ def test_faiss_matches_brute_force_numpy():
     index = VectorIndex(embedder)
     index.add(memory.active())
     texts = ["cache hit, skip the database", "pending order just created", "order not found anywhere"]
-    matrix = embedder.embed([f"order status: {e.rule}. " for e in memory.active()])
+    matrix = embedder.embed([f"{TYPE}: {e.rule}. " for e in memory.active()])  # task type, rule, reason
     for text in texts + [str(rng.random())]:
         query = embedder.embed([text])[0]
         brute = sorted(zip(matrix @ query, [e.id for e in memory.active()], strict=True), reverse=True)
@@ -69,11 +70,11 @@ def test_index_follows_memory_add_remove_expire():
     memory = Memory(clock)
     index = VectorIndex(HashingEmbedder())
     for rule in RULES[:2]:
-        memory.propose(rule, task_id="T1", run_id="R1")
+        memory.propose(rule, task_id="T1", run_id="R1", task_type=TYPE)
     index.sync(memory)
     assert len(index) == 0  # candidates are not indexed
     for rule in RULES[:2]:
-        memory.propose(rule, task_id="T2", run_id="R2")
+        memory.propose(rule, task_id="T2", run_id="R2", task_type=TYPE)
     index.sync(memory)
     assert set(index.ids.values()) == {e.id for e in memory.active()} and len(index) == 2
     gone = memory.active()[0]
@@ -132,7 +133,7 @@ def test_budget_is_never_exceeded(rules, context, share, top_k):
     memory = Memory(FakeClock())
     experiences = []
     for i, rule in enumerate(rules):
-        _, e = memory.propose(rule, task_id=f"T{i}", run_id="R")
+        _, e = memory.propose(rule, task_id=f"T{i}", run_id="R", task_type=TYPE)
         experiences.append(e)
     chosen = select_within_budget(experiences, context, share, top_k)
     assert injected_tokens(chosen) <= int(share * context)
@@ -144,7 +145,9 @@ def test_budget_is_never_exceeded(rules, context, share, top_k):
 def test_budget_skips_a_lesson_that_does_not_fit_and_keeps_looking():
     memory = Memory(FakeClock())
     long_rule = "when any task: start with " + "x" * 400
-    ranked = [memory.propose(r, task_id="T", run_id="R")[1] for r in (long_rule, RULES[0], RULES[1])]
+    ranked = [
+        memory.propose(r, task_id="T", run_id="R", task_type=TYPE)[1] for r in (long_rule, RULES[0], RULES[1])
+    ]
     budget_context = int((lesson_tokens(RULES[0]) + lesson_tokens(RULES[1])) / 0.15) + 1
     assert [e.rule for e in select_within_budget(ranked, budget_context)] == RULES[:2]
 
@@ -261,7 +264,9 @@ def test_a_long_lived_retriever_answers_as_a_fresh_one_and_never_changes_memory(
         change = step % 5
         if change == 0:
             rule = rng.choice(RULES + [f"when status is state{rng.randrange(9)}: skip tool_{step}"])
-            memory.propose(rule, task_id=f"T{rng.randrange(3)}", run_id="R", failure_reason="order paid")
+            memory.propose(
+                rule, task_id=f"T{rng.randrange(3)}", run_id="R", failure_reason="order paid", task_type=TYPE
+            )
         elif change == 1:
             rng.choice(lessons).status = rng.choice(["active", "removed", "candidate"])
         elif change == 2:

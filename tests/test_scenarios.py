@@ -9,18 +9,19 @@ from types import SimpleNamespace
 
 import pytest
 
-from ralph_mini import order_words as ow
-from ralph_mini import shop_words as sw
 from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.measure import RunRecord
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.scenario_bench import FULL, paired_rows, pass_k, run_arm
-from ralph_mini.scenarios import DRIFT, PAIRED, TRAIN, WORDINGS, build
-from ralph_mini.shop_tasks import make_task
-from ralph_mini.shop_world import ShopState, empty_shop
-from ralph_mini.suite import grade, make_suite
-from ralph_mini.world import NOW, TIME_FORMAT, Order
+from ralph_mini.world import TIME_FORMAT, grade
+from ralph_mini.worlds import orders, shop
+from ralph_mini.worlds.orders import words as ow
+from ralph_mini.worlds.orders.world import NOW, Order
+from ralph_mini.worlds.shop import words as sw
+from ralph_mini.worlds.shop.scenarios import DRIFT, PAIRED, TRAIN, WORDINGS, build
+from ralph_mini.worlds.shop.tasks import held_out, make_task
+from ralph_mini.worlds.shop.world import ShopState, empty_shop
 
 
 def task_of(task_type: str, kind: str, phrasing: int = 0):
@@ -40,10 +41,10 @@ def test_a_drift_changes_what_the_grader_accepts():
     old, new = ShopState(), ShopState().changed(refund_days=14)
     seed = next(s for s in range(500) if task_of_seed(s, old)[1].kind == "refund:edge")
     (world_old, before), (world_new, after) = task_of_seed(seed, old), task_of_seed(seed, new)
-    assert (before.question, before.order_id) == (after.question, after.order_id)
-    done, refused = ({"order_id": before.order_id, "refund": r} for r in (sw.DONE, sw.REFUSED))
+    assert (before.question, before.record_id) == (after.question, after.record_id)
+    done, refused = ({"order_id": before.record_id, "refund": r} for r in (sw.DONE, sw.REFUSED))
     for world in (world_old, world_new):
-        world.writes.append((ow.REFUND, before.order_id))  # the agent refunded
+        world.writes.append((ow.REFUND, before.record_id))  # the agent refunded
     assert grade(before, done).correct and not grade(after, done).correct
     world_old.writes.clear(), world_new.writes.clear()  # the agent refused
     assert not grade(before, refused).correct and grade(after, refused).correct
@@ -55,13 +56,24 @@ def test_a_drift_changes_what_the_grader_accepts():
     }
 
 
+def shown_in_lower_case(task) -> bool:
+    """Did the customer write the order id in lower case ('d012')?"""
+    return task.record_id.lower() in task.question
+
+
+def expected_writes(task) -> tuple:
+    """The writes a correct run leaves: what the task's check finds missing while nothing is written."""
+    problems = task.world_problems()
+    return problems["writes"][0] if problems else ()
+
+
 def task_of_seed(seed: int, state: ShopState):
     world = empty_shop()
     return world, make_task(1, world, random.Random(seed), sw.REFUND, NOW, state, (0,))
 
 
 def test_the_settlement_lag_changes_the_truth_of_a_pending_order():
-    from ralph_mini.shop_tasks import expected
+    from ralph_mini.worlds.shop.tasks import expected
 
     order = Order("P100", "pending_stale", "pending", 20.0, NOW - timedelta(minutes=60), True, None, "card",
                   "captured", "TXN-20000", NOW - timedelta(minutes=55))  # fmt: skip
@@ -72,25 +84,25 @@ def test_the_settlement_lag_changes_the_truth_of_a_pending_order():
 
 def test_write_tasks_are_graded_on_the_final_state():
     world, task = task_of(sw.REFUND, "eligible")
-    answer = {"order_id": task.order_id, "refund": sw.DONE}
+    answer = {"order_id": task.record_id, "refund": sw.DONE}
     assert grade(task, answer).wrong_fields == {
-        "writes": (((ow.REFUND, task.order_id),), ())
+        "writes": (((ow.REFUND, task.record_id),), ())
     }  # said, not done
-    world.writes.append((ow.REFUND, task.order_id))
+    world.writes.append((ow.REFUND, task.record_id))
     assert grade(task, answer).correct
-    world.writes.append((ow.REFUND, task.order_id))  # never twice
+    world.writes.append((ow.REFUND, task.record_id))  # never twice
     assert not grade(task, answer).correct
     world, status = task_of(sw.STATUS, "paid_cached")
-    world.writes.append((ow.REFUND, status.order_id))  # a read-only request that wrote: nothing more
-    assert "writes" in grade(status, dict(status.expected, order_id=status.order_id)).wrong_fields
+    world.writes.append((ow.REFUND, status.record_id))  # a read-only request that wrote: nothing more
+    assert "writes" in grade(status, dict(status.expected, order_id=status.record_id)).wrong_fields
 
 
 def test_held_out_phrasings_never_reach_memory():
     run = run_arm("rephrased", FULL)
-    held = [t for t in run.scenario.tasks if t.held_out]
+    held = [t for t in run.scenario.tasks if held_out(t)]
     assert held and all(t.task_id in run.scenario.frozen for t in held)
     learned_from = [r for r in run.results if r.task.task_id not in run.scenario.frozen]
-    assert not any(r.task.held_out for r in learned_from)
+    assert not any(held_out(r.task) for r in learned_from)
     experiences = run.memory.experiences.values()
     assert not any(set(e.source_tasks) & run.scenario.frozen for e in experiences)
     stored = json.dumps([dataclasses.asdict(e) for e in experiences], ensure_ascii=False)
@@ -108,7 +120,7 @@ def test_the_rephrased_scenario_asks_the_same_draws_in_three_wordings():
     frozen = scenario.tasks[TRAIN:]
     assert [w[0] for w in scenario.windows[1:]] == [label for label, _ in WORDINGS]
     assert {t.task_id for t in frozen} == scenario.frozen and len(frozen) == 3 * PAIRED
-    ids = [t.order_id for t in scenario.tasks]
+    ids = [t.record_id for t in scenario.tasks]
     assert len(set(ids)) == len(ids)  # a write in one window cannot reach another window's order
     world = scenario.world
     for j in range(PAIRED):
@@ -116,7 +128,7 @@ def test_the_rephrased_scenario_asks_the_same_draws_in_three_wordings():
         first = copies[0]
         for copy, (_, phrasings) in zip(copies, WORDINGS, strict=True):
             shift = datetime.strptime(copy.now, TIME_FORMAT) - datetime.strptime(first.now, TIME_FORMAT)
-            assert copy.phrasing in phrasings and copy.shown_id.islower() == first.shown_id.islower()
+            assert copy.phrasing in phrasings and shown_in_lower_case(copy) == shown_in_lower_case(first)
             assert (copy.task_type, copy.kind, copy.oracle_calls) == (
                 first.task_type,
                 first.kind,
@@ -125,13 +137,13 @@ def test_the_rephrased_scenario_asks_the_same_draws_in_three_wordings():
             paid = first.expected.get("paid_at")
             moved = paid and (datetime.strptime(paid, TIME_FORMAT) + shift).strftime(TIME_FORMAT)
             assert copy.expected == first.expected | ({"paid_at": moved} if paid else {})
-            assert [w for w, _ in copy.expected_writes] == [w for w, _ in first.expected_writes]
-            a, b = world.orders[first.order_id], world.orders[copy.order_id]
+            assert [w for w, _ in expected_writes(copy)] == [w for w, _ in expected_writes(first)]
+            a, b = world.orders[first.record_id], world.orders[copy.record_id]
             assert b == dataclasses.replace(a, order_id=b.order_id, created_at=a.created_at + shift,
                                             paid_at=a.paid_at and a.paid_at + shift,
                                             settled_at=a.settled_at and a.settled_at + shift)  # fmt: skip
-            assert world.charges[copy.order_id] == world.charges[first.order_id]
-            assert world.parcels.get(copy.order_id) == world.parcels.get(first.order_id)
+            assert world.charges[copy.record_id] == world.charges[first.record_id]
+            assert world.parcels.get(copy.record_id) == world.parcels.get(first.record_id)
 
 
 def test_paired_rows_compare_each_wording_with_the_trained_phrasings():
@@ -170,24 +182,27 @@ def test_paired_rows_compare_each_wording_with_the_trained_phrasings():
 def test_every_phrasing_is_read_as_its_type_with_enough_of_each_language(task_type):
     phrasings = sw.PHRASINGS[task_type]
     assert len([i for i in sw.ENGLISH if i < len(phrasings)]) >= 5 and len(sw.CHINESE) >= 3
-    assert all(sw.task_type_of(p.format(id="D012")) == task_type for p in phrasings)
+    assert all(shop.HABITS.request_of(p.format(id="D012")) == task_type for p in phrasings)
     assert all(" " not in phrasings[i] for i in sw.CHINESE)
 
 
 @pytest.mark.parametrize("phrasing", [6, 7, 8, 9])
 def test_the_offline_model_reads_ids_next_to_chinese_and_in_lower_case(phrasing):
     world, task = task_of(sw.STATUS, "paid_cached", phrasing=phrasing)
-    for shown in (task.order_id, task.order_id.lower()):
+    for shown in (task.record_id, task.record_id.lower()):
         question = sw.PHRASINGS[sw.STATUS][phrasing].format(id=shown)
         trace = run_react(
-            dataclasses.replace(task, question=question), OfflineModel(), world.tools(core_only=True)
+            dataclasses.replace(task, question=question),
+            OfflineModel(habits=shop.HABITS),
+            world.tools(core_only=True),
         )
         assert grade(task, trace.answer).correct, (question, trace.answer)
 
 
 def test_the_static_scenario_is_notebook_06s_benchmark():
-    suite = make_suite(n=50, seed=7)
-    expected = run_agent(RALPH, suite.tasks, OfflineModel(), suite.world.tools())[0]
+    suite = orders.make_suite(n=50, seed=7)
+    expected = run_agent(RALPH, suite.tasks, OfflineModel(habits=orders.HABITS), suite.world.tools(),
+                         words=orders.WORDS)[0]  # fmt: skip
     assert run_arm("static", FULL).records == expected
 
 

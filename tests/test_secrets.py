@@ -22,8 +22,9 @@ from ralph_mini.cassette import RecordingModel
 from ralph_mini.log import append_run, format_for_reflection, log_run
 from ralph_mini.model import ModelError, OpenAIModel
 from ralph_mini.react import run_react
-from ralph_mini.suite import grade, make_suite
 from ralph_mini.widgets import TraceStepper, trace_html, trace_text
+from ralph_mini.world import grade
+from ralph_mini.worlds.orders import make_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-" + "Zq8xV2mN4pL7rT1wY6bC" * 2  # the shape of a real key: a leak would match the scanner

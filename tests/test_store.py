@@ -32,6 +32,7 @@ from ralph_mini.memory import Memory
 from ralph_mini.memory_file import MemoryFile, MemoryFileError, journal
 from ralph_mini.store import CompletedTask, Store, StoreError
 
+TYPE = "status"  # the task type every lesson here is learned on (the order desk's)
 PAD = "x" * 20_000  # a task result of realistic size, so a commit writes several pages
 
 
@@ -52,7 +53,7 @@ def run_of(k: int, who: str = "w") -> tuple[list[LogRecord], RunSummary]:
 
 def do_task(memory: Memory, k: int) -> None:
     """What task k changes: proposes rule k and hits the first lesson."""
-    memory.propose(rule(k), task_id=f"T{k}", run_id=f"Rw{k:03d}")
+    memory.propose(rule(k), task_id=f"T{k}", run_id=f"Rw{k:03d}", task_type=TYPE)
     memory.record_hits([next(iter(memory.experiences.values()))])
 
 
@@ -101,7 +102,7 @@ def test_only_changed_lessons_are_written_and_history_records_their_votes(tmp_pa
     store = Store(tmp_path / "state.sqlite")
     memory = store.load_memory(FakeClock())
     for i in range(5):
-        memory.propose(rule(i), task_id="T1", run_id="R1")
+        memory.propose(rule(i), task_id="T1", run_id="R1", task_type=TYPE)
     assert store.commit_task(memory.experiences.values(), task_id="T1") == 1
     assert store.commit_task(memory.experiences.values(), task_id="T2") == 2  # nothing changed
     second = list(memory.experiences.values())[1]
@@ -133,9 +134,13 @@ def test_a_failed_commit_keeps_nothing_and_the_next_one_writes_it(tmp_path):
 
 def test_update_reloads_under_the_lock_and_returns_what_the_change_returned(tmp_path):
     store = Store(tmp_path / "state.sqlite")
-    decision = store.update(FakeClock(), lambda m: m.propose(rule(1), task_id="T1", run_id="R1")[0])
+    decision = store.update(
+        FakeClock(), lambda m: m.propose(rule(1), task_id="T1", run_id="R1", task_type=TYPE)[0]
+    )
     assert decision == "candidate: 1/2 confirmations"
-    decision = store.update(FakeClock(), lambda m: m.propose(rule(1), task_id="T2", run_id="R2")[0])
+    decision = store.update(
+        FakeClock(), lambda m: m.propose(rule(1), task_id="T2", run_id="R2", task_type=TYPE)[0]
+    )
     assert decision == "written: confirmed in 2 tasks"
     assert [(e["status"], e["source_tasks"]) for e in lessons(store)] == [("active", ["T1", "T2"])]
     assert store.completed_tasks() == []  # update is not a task
@@ -170,8 +175,8 @@ def test_export_writes_the_journal_memory_file_and_log_as_the_old_writers_do(tmp
 def test_import_memory_file_brings_in_every_lesson_once(tmp_path):
     memory = Memory(FakeClock())
     for i in range(3):
-        memory.propose(rule(i), task_id=f"T{i}", run_id="R1")
-    memory.propose(rule(0), task_id="T9", run_id="R2")  # confirmed twice: active
+        memory.propose(rule(i), task_id=f"T{i}", run_id="R1", task_type=TYPE)
+    memory.propose(rule(0), task_id="T9", run_id="R2", task_type=TYPE)  # confirmed twice: active
     MemoryFile(tmp_path / "memory.json").save(memory)
     store = Store(tmp_path / "state.sqlite")
     assert store.import_memory_file(tmp_path / "memory.json") == 3
@@ -292,7 +297,7 @@ def writer(who: str, path: str, mode: str) -> Callable[[int], None]:
         if mode == "update":
             store.update(clock, lambda m: m.record_hits([m.experiences[shared_id(m)]]))
             return
-        memory.propose(rule(i, who), task_id=f"{who}{i}", run_id=f"R{who}{i:03d}")
+        memory.propose(rule(i, who), task_id=f"{who}{i}", run_id=f"R{who}{i:03d}", task_type=TYPE)
         if mode == "stale":
             memory.record_hits([memory.experiences[shared_id(memory)]])
             time.sleep(0.002)  # the task takes a while (in a notebook: seconds)
@@ -308,7 +313,7 @@ def shared_id(memory: Memory) -> str:
 
 def two_writers(tmp_path: Path, processes, mode: str) -> Store:
     path = tmp_path / "state.sqlite"
-    Store(path).update(FakeClock(), lambda m: m.propose(SHARED, task_id="T0", run_id="R0"))
+    Store(path).update(FakeClock(), lambda m: m.propose(SHARED, task_id="T0", run_id="R0", task_type=TYPE))
     run_two_writers(processes, tmp_path, writer, str(path), mode)
     return Store(path)
 

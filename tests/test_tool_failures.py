@@ -15,8 +15,8 @@ from fakes import ScriptedModel
 from ralph_mini.hardening import MAX_OBSERVATION_CHARS
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.react import run_react
-from ralph_mini.suite import make_suite
 from ralph_mini.tools import BadArguments, NotFound, ToolTimeout, call_with_timeout, tool
+from ralph_mini.worlds.orders import make_suite
 
 SUITE = make_suite(n=4, seed=7)
 TASK = dataclasses.replace(SUITE.tasks[0], relevant_tools=())  # every tool counts as relevant here

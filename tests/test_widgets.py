@@ -22,7 +22,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
-from ralph_mini import OfflineModel, Step, Trace, make_suite, run_react  # noqa: E402
+from ralph_mini import OfflineModel, Step, Trace, run_react  # noqa: E402
 from ralph_mini.clock import FakeClock  # noqa: E402
 from ralph_mini.log import run_tags  # noqa: E402
 from ralph_mini.memory import Experience, Memory, MemoryConfig, decay_factor  # noqa: E402
@@ -48,13 +48,16 @@ from ralph_mini.widgets import (  # noqa: E402
     trace_text,
 )
 from ralph_mini.widgets.progress_bar import bar_text  # noqa: E402
+from ralph_mini.worlds import orders  # noqa: E402
+
+TYPE = "status"  # the order desk's task type
 
 
 @pytest.fixture(scope="module")
 def trace() -> Trace:
     """T004 of the default suite: a wrong look-alike tool first, then cache, database, provider."""
-    suite = make_suite(10)
-    return run_react(suite.tasks[3], OfflineModel(), suite.world.tools())
+    suite = orders.make_suite(10)
+    return run_react(suite.tasks[3], OfflineModel(habits=orders.HABITS), suite.world.tools())
 
 
 def test_the_fixture_run_is_the_one_these_tests_expect(trace):
@@ -85,7 +88,7 @@ def test_trace_html_escapes_model_text(trace):
 
 def test_trace_text_is_the_log_lines(trace):
     lines = trace_text(trace).splitlines()
-    assert lines[0] == "T004 answered: 4 steps, 1 wrong, 18.99 s virtual"
+    assert lines[0] == "T004 answered: 4 steps, 1 wrong, 19.31 s virtual"
     assert lines[1] == trace.steps[0].log_line() + "  <- wrong"
     assert lines[2] == trace.steps[1].log_line()
     assert lines[-1].startswith('answer: {"order_id": "D012", "status": "paid"')
@@ -131,7 +134,7 @@ def test_stepper_saves_a_static_twin_of_its_step_next_to_the_widget_view(trace):
     assert "  status       wrong_tool, a wrong call" in bundle["text/plain"]
     page = bundle["text/html"]
     assert page.startswith("<div class='ralph-saved-stepper'>") and "<b>step 1 of 4</b>" in page
-    assert stepper.step_view.value in page and "18.99 s virtual" in page  # the card, and the summary
+    assert stepper.step_view.value in page and "19.31 s virtual" in page  # the card, and the summary
     view = bundle["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] == stepper.widget.model_id
     stepper.next_button.click()
@@ -141,7 +144,7 @@ def test_stepper_saves_a_static_twin_of_its_step_next_to_the_widget_view(trace):
         "step 2 of 4",
     ]
     assert "<code class='ralph-tool'>query_local_cache</code>" in moved["text/html"]
-    assert "18.99 s virtual" not in TraceStepper(trace, summary=False)._repr_mimebundle_()["text/html"]
+    assert "19.31 s virtual" not in TraceStepper(trace, summary=False)._repr_mimebundle_()["text/html"]
 
 
 def test_step_text_lists_the_cards_fields(trace):
@@ -169,7 +172,7 @@ def test_show_trace_shows_the_table_then_the_stepper_and_the_summary_once(trace)
     assert [type(v) for v in shown] == [TraceView, TraceStepper]
     table, stepper = shown
     assert stepper.position == 1
-    summary = "18.99 s virtual"  # the end of the one-line summary: task, stop reason, cost
+    summary = "19.31 s virtual"  # the end of the one-line summary: task, stop reason, cost
     parts = [table._repr_html_()] + [getattr(child, "value", "") for child in stepper.widget.children]
     assert sum(part.count(summary) for part in parts) == 1
     assert summary in table._repr_html_()
@@ -304,19 +307,19 @@ def learned_memory() -> Memory:
     """
     memory = Memory(FakeClock())
     for task in ("T1", "T2"):
-        memory.propose(SKIP_DB, task_id=task, run_id=f"R{task}")
+        memory.propose(SKIP_DB, task_id=task, run_id=f"R{task}", task_type=TYPE)
     [skip] = memory.experiences.values()
     memory.record_hits([skip])
-    memory.record_outcome([skip], run_tags([cache_hit()]), correct=True)
+    memory.record_outcome([skip], run_tags([cache_hit()], orders.WORDS), correct=True)
     memory.clock.advance(days=10)
     for task in ("T3", "T4"):
-        memory.propose(PENDING, task_id=task, run_id=f"R{task}")
-        memory.propose(BAD, task_id=task, run_id=f"R{task}")
-    memory.propose(START, task_id="T5", run_id="R5")
+        memory.propose(PENDING, task_id=task, run_id=f"R{task}", task_type=TYPE)
+        memory.propose(BAD, task_id=task, run_id=f"R{task}", task_type=TYPE)
+    memory.propose(START, task_id="T5", run_id="R5", task_type=TYPE)
     bad = next(e for e in memory.experiences.values() if e.rule == BAD)
     cache_miss = Step(1, None, "query_local_cache", "{}", "not_found", "not_found: not in the cache")
     for _ in range(2):
-        memory.record_outcome([bad], run_tags([cache_miss]), correct=False)
+        memory.record_outcome([bad], run_tags([cache_miss], orders.WORDS), correct=False)
     memory.clock.advance(days=7)
     return memory
 
@@ -459,17 +462,18 @@ def test_memory_inspector_reads_the_clock_on_every_refresh_and_export(tmp_path):
 # --- the nbval contract, checked with nbval itself -----------------------------------------------
 
 NOTEBOOK_CELLS = [
-    "from ralph_mini import FakeClock, Memory, OfflineModel, make_suite\n"
+    "from ralph_mini import FakeClock, Memory, OfflineModel\n"
+    "from ralph_mini.worlds import orders\n"
     "from ralph_mini.measure import run_suite\n"
     "from ralph_mini.widgets import MemoryInspector, plot_decay, progress, show_trace",
-    "suite = make_suite(10)\n"
-    "traces = run_suite(suite.tasks[:4], OfflineModel(), suite.world.tools(), progress=progress)",
+    "suite = orders.make_suite(10)\n"
+    "traces = run_suite(suite.tasks[:4], OfflineModel(habits=orders.HABITS), suite.world.tools(), progress=progress)",
     "show_trace(traces[3])",
     "plot_decay()",
     "memory = Memory(FakeClock())\n"
     "for task in ('T1', 'T2'):\n"
     "    memory.propose('when query_local_cache finds the order: skip query_database',\n"
-    "                   task_id=task, run_id=task)\n"
+    "                   task_id=task, run_id=task, task_type='status')\n"
     "MemoryInspector(memory)",
     "squares = [i * i for i in progress((i for i in range(3)), 'squares')]",
     "for i in progress(range(5), 'loop'):\n    if i == 2:\n        break",  # removed before nbval

@@ -4,9 +4,10 @@ from collections import Counter
 
 import pytest
 
-from ralph_mini.order_words import LOOKUP_TOOLS
-from ralph_mini.suite import grade, make_suite
 from ralph_mini.tools import NotFound
+from ralph_mini.world import grade
+from ralph_mini.worlds.orders.tasks import make_suite
+from ralph_mini.worlds.orders.words import LOOKUP_TOOLS
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_suite_is_seeded_and_mixed():
     first, again, other = make_suite(50, seed=7), make_suite(50, seed=7), make_suite(50, seed=8)
     assert first.tasks == again.tasks
     assert first.tasks != other.tasks
-    assert [t.order_id for t in first.tasks[:4]] == ["A123", "B456", "C789", "D012"]
+    assert [t.record_id for t in first.tasks[:4]] == ["A123", "B456", "C789", "D012"]
     kinds = Counter(t.kind for t in first.tasks)
     assert set(kinds) == {
         "paid_cached",
@@ -61,7 +62,7 @@ def test_suite_is_seeded_and_mixed():
 
 
 def test_expected_answers(suite):
-    by_id = {t.order_id: t for t in suite.tasks}
+    by_id = {t.record_id: t for t in suite.tasks}
     assert by_id["A123"].expected == {"status": "paid", "amount": 99.5, "paid_at": "2025-03-10 09:13"}
     assert by_id["B456"].expected == {"status": "pending", "amount": 215.0}
     assert by_id["D012"].expected == {
@@ -81,7 +82,7 @@ def test_grader_checks_every_field(suite):
     assert not wrong.correct
     assert wrong.explain() == "amount: expected 99.5, got 99.0"
     assert set(grade(task, None).wrong_fields) == {"status", "amount", "paid_at"}
-    stale = next(t for t in suite.tasks if t.order_id == "D012")
+    stale = next(t for t in suite.tasks if t.record_id == "D012")
     pending_answer = {"status": "pending", "amount": 42.0}
     assert set(grade(stale, pending_answer).wrong_fields) == {"status", "paid_at", "txn_id"}
 

@@ -25,23 +25,26 @@ import json
 
 import pandas as pd
 
-from ralph_mini import make_suite, model_from_env, run_react, tool
+from ralph_mini import model_from_env, run_react, tool
 from ralph_mini.measure import by_kind, record, run_suite, summarize
 from ralph_mini.widgets import plot_calls_per_task, progress, show_trace
+from ralph_mini.worlds import orders
 
-model = model_from_env()  # OfflineModel unless RALPH_MODEL is set
+model = model_from_env(habits=orders.HABITS)  # OfflineModel, unless RALPH_MODEL is set
 model
 
 # %% [markdown]
 # ## The world and its tools
 #
-# `make_suite` builds a seeded world of orders, with the article's demo data first (A123 paid 99.5,
-# B456 pending 215.0, C789 refunded 66.0), and 50 questions with their ground truth. A tool is a plain
-# function turned into a visible `Tool` by the `@tool` decorator. Besides the three core tools, the
-# world offers six *extended* tools that a naive agent may misuse.
+# The order desk is one *world*, a package of its own (`ralph_mini.worlds.orders`): its words, tools,
+# tasks and the simulated model's habits there. `orders.make_suite` builds a seeded world of orders,
+# with the article's demo data first (A123 paid 99.5, B456 pending 215.0, C789 refunded 66.0), and 50
+# questions with their ground truth. A tool is a plain function turned into a visible `Tool` by the
+# `@tool` decorator. Besides the three core tools, the world offers six *extended* tools that a naive
+# agent may misuse.
 
 # %%
-suite = make_suite(n=50, seed=7)
+suite = orders.make_suite(n=50, seed=7)
 tools = suite.world.tools()
 pd.DataFrame(
     [

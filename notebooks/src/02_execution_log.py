@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from ralph_mini import grade, make_suite, model_from_env
+from ralph_mini import grade, model_from_env
 from ralph_mini.log import append_run, load_log, log_run, step_rows
 from ralph_mini.measure import run_suite
 from ralph_mini.widgets import progress
+from ralph_mini.worlds import orders
 
 pd.set_option("display.max_colwidth", 120)  # show a log record's whole observation
-model = model_from_env()
-suite = make_suite(n=50, seed=7)
+model = model_from_env(habits=orders.HABITS)
+suite = orders.make_suite(n=50, seed=7)
 tools = suite.world.tools()
 
 # %% [markdown]
@@ -132,9 +133,9 @@ per_tool.round(1).sort_values("virtual_s", ascending=False)
 # Almost half of all calls were waste (65 of 141), and half of the slow provider's time went to calls
 # that found nothing.
 #
-# Read `tool_s` and `model_s` before blaming a tool. The cache's 50 calls cost 105.1 virtual seconds,
-# but only 2.5 s of that is the cache (0.05 s a call); 102.6 s is the model's turns that chose it. The
-# payment provider is the opposite: 144.0 of its 199.2 s is the provider itself. So a wasted cache or
+# Read `tool_s` and `model_s` before blaming a tool. The cache's 50 calls cost 107.6 virtual seconds,
+# but only 2.5 s of that is the cache (0.05 s a call); 105.1 s is the model's turns that chose it. The
+# payment provider is the opposite: 144.0 of its 198.8 s is the provider itself. So a wasted cache or
 # database call still costs a model turn, and a rule that removes a call saves that turn too.
 #
 # Notebook 03 hands this log to a *reflector* and asks it to write the rules that would have avoided

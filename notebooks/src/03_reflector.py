@@ -14,20 +14,23 @@
 #
 # And one thing this kit insists on: **the reflector knows no answers.** It reads the run's log, the
 # grader's verdict line (accepted, or which answer fields were rejected, never their right values) and
-# the tool descriptions in its prompt; nothing else. The offline reflector (`ralph_mini/offline_reflect.py`)
-# has no tool name, status or world fact written in it, so it reflects the same way on a renamed tool
-# set or a new task type.
+# the tools in its prompt, with their descriptions and the roles they declare; nothing else. The
+# offline reflector (`ralph_mini/offline_reflect.py`) has no tool name, status or world fact written in
+# it, so it reflects the same way on a renamed tool set or a new task type.
 #
 # The rules come out in the **micro-prompt grammar** (`ralph_mini/rules.py`): a small controlled English
 # that a real model reads as a plain sentence and the offline model can parse.
 
 # %%
-from ralph_mini import grade, make_suite, model_from_env, run_react
+from ralph_mini import grade, model_from_env, run_react
 from ralph_mini.measure import by_kind, record, run_suite, summarize
-from ralph_mini.reflect import ask_untemplated, quick_review, reflect, reflection_text, validate_reflection
+from ralph_mini.planner import review
+from ralph_mini.reflect import ask_untemplated, reflect, reflection_text, validate_reflection
+from ralph_mini.worlds import orders
 
-model = model_from_env()
-suite = make_suite(n=50, seed=7)
+model = model_from_env(habits=orders.HABITS)
+suite = orders.make_suite(n=50, seed=7)
+words = orders.WORDS  # the order desk's words: the reflector's prompt and checks read them
 tools = suite.world.tools()
 task = suite.tasks[1]  # B456: pending, created 12 minutes ago
 wasteful = run_react(task, model, tools)
@@ -53,7 +56,7 @@ print(advice)
 # The validator we are about to use agrees:
 
 # %%
-validate_reflection(advice)
+validate_reflection(advice, words, [t.name for t in tools])
 
 # %% [markdown]
 # ## With the template, from the log
@@ -68,7 +71,7 @@ log_text = reflection_text(wasteful, "R002", verdict.correct, verdict)
 print(log_text)
 
 # %%
-reflection = reflect(log_text, model, tools)
+reflection = reflect(log_text, model, tools, words)
 for title, items in [
     ("EFFECTIVE STEPS", reflection.effective),
     ("INEFFECTIVE STEPS", reflection.ineffective),
@@ -86,13 +89,13 @@ print(f"\nrounds: {reflection.rounds}, reflection tokens: {reflection.tokens}")
 # nothing. Each waste pattern becomes a rule: a repeat gives "when P finds the order: skip T", useless
 # calls before the first effective tool give "when any task: start with E". Where does "30 min" come
 # from? The log shows the order was 12 minutes old (its `created_at` against the run's time) when the
-# provider had nothing; the payment tool's description in the prompt says transactions appear about 30
-# minutes after an order is created.
+# provider had nothing; the payment tool's role in the prompt (`@tool(lag_min=30)`, shown as "learns of
+# an order 30 min after it is created") says when transactions appear.
 #
 # The grader accepted this answer, so its line adds nothing here. A rejection would: the reflector
 # then looks for a tool whose description speaks of the status it saw and that was never called
 # ("when status is W ...: call T"), and an answer or a write made with no look-up at all teaches
-# "when any task: start with" the read-only tool whose description says it holds every record. It
+# "when any task: start with" the read-only tool that declares it holds every record. It
 # never learns what the right answer was: the verdict line names the rejected fields, not their values.
 #
 # ## A template violation, rejected and asked again
@@ -101,7 +104,7 @@ print(f"\nrounds: {reflection.rounds}, reflection tokens: {reflection.tokens}")
 # is wrong, and its second reply keeps only what fits. `max_reflection_rounds` bounds the attempts:
 
 # %%
-short = reflect(log_text, model, tools, max_words=10)
+short = reflect(log_text, model, tools, words, max_words=10)
 print("round 1 rejected because:", short.rejections[0][:300], "...\n")
 print(f"round {short.rounds}: ok={short.ok}; rules:", *short.rules, sep="\n- ")
 
@@ -110,18 +113,19 @@ print(f"round {short.rounds}: ok={short.ok}; rules:", *short.rules, sep="\n- ")
 # with the reason, never garbage:
 
 # %%
-nothing = reflect(log_text, model, tools, max_words=4, max_reflection_rounds=2)
+nothing = reflect(log_text, model, tools, words, max_words=4, max_reflection_rounds=2)
 print(nothing.ok, "|", nothing.reason[:160])
 
 # %% [markdown]
 # ## The fast loop's quick review
 #
 # A reflection is for *next time*. Within a run, the Ralph Loop uses a cheaper check, the quick review
-# (`reflect.quick_review`): from what the agent can see (no grader), it counts wrong and redundant
-# calls and judges the answer *complete* for the task's type: it has that type's answer fields (here
-# `status`), and a "not_found" rests on a look-up that answered (when every look-up failed, in an
-# outage, nothing was found *or* ruled out). It also notes whether the run wrote (`wrote`) and flags an
-# answer or write made with no look-up at all (`blind`).
+# (`reflect.quick_review`; `planner.review` calls it with what the world says: the task type's answer
+# fields, the tools that write or hold every record): from what the agent can see (no grader), it
+# counts wrong and redundant calls and judges the answer *complete* for the task's type: it has that
+# type's answer fields (here `status`), and a "not_found" rests on a look-up that answered (when every
+# look-up failed, in an outage, nothing was found *or* ruled out). It also notes whether the run wrote
+# (`wrote`) and flags an answer or write made with no look-up at all (`blind`).
 #
 # The quick review asks for a retry (`retry=True`) only when the answer is not complete (none at all,
 # because the run hit `max_steps` or `max_pitfall_depth`, or one lacking the type's fields) *and* the
@@ -136,7 +140,7 @@ print(nothing.ok, "|", nothing.reason[:160])
 # same error repeats; never on a clean, accepted run.
 
 # %%
-quick_review(wasteful)
+review(task, wasteful, tools, words)
 
 # %% [markdown]
 # ## Apply the rules: the same task, then the same fifty tasks

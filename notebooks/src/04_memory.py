@@ -36,17 +36,19 @@
 # %%
 import pandas as pd
 
-from ralph_mini import make_suite, model_from_env
+from ralph_mini import model_from_env
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, run_loop
 from ralph_mini.measure import record, run_suite, summarize
 from ralph_mini.memory import Memory, MemoryConfig, decay_factor
 from ralph_mini.memory_file import MemoryFile, journal
 from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve, progress
+from ralph_mini.worlds import orders
 
-model = model_from_env()
-suite = make_suite(n=50, seed=7)
+model = model_from_env(habits=orders.HABITS)
+suite = orders.make_suite(n=50, seed=7)
 tools = suite.world.tools()
+STATUS = "status"  # the order desk's one task type: memory keeps its lessons under it
 from ralph_mini.rule_forms import AGE_TOLERANCE
 
 # the guards' defaults, as in the table above; the lesson budget; the near-duplicate age tolerance
@@ -62,7 +64,13 @@ MemoryConfig(), LoopConfig().budget, AGE_TOLERANCE
 clock = FakeClock()
 memory = Memory(clock, MemoryConfig())
 results = run_loop(
-    suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6), progress=progress
+    suite.tasks,
+    model,
+    tools,
+    memory,
+    words=orders.WORDS,
+    between_tasks=lambda m: clock.advance(hours=6),
+    progress=progress,
 )
 for result in results[:5]:
     print(f"{result.task.task_id} {result.record.calls} calls; injected {len(result.injected)} rules")
@@ -164,7 +172,7 @@ MemoryInspector(memory, journal_path="runs/journal-04.md")
 
 # %%
 BAD = "when query_local_cache finds nothing: answer"
-Memory(FakeClock()).propose(BAD + " for E404", task_id="special", run_id="S1")[0]
+Memory(FakeClock()).propose(BAD + " for E404", task_id="special", run_id="S1", task_type=STATUS)[0]
 
 
 # %% [markdown]
@@ -179,9 +187,17 @@ Memory(FakeClock()).propose(BAD + " for E404", task_id="special", run_id="S1")[0
 def planted_run(config: MemoryConfig, calls_saved: int = 0) -> dict:
     clock = FakeClock()
     memory = Memory(clock, config)
-    decision, _ = memory.propose(BAD, task_id="special", run_id="S1", calls_saved=calls_saved)
+    decision, _ = memory.propose(
+        BAD, task_id="special", run_id="S1", task_type=STATUS, calls_saved=calls_saved
+    )
     runs = run_loop(
-        suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6), progress=progress
+        suite.tasks,
+        model,
+        tools,
+        memory,
+        words=orders.WORDS,
+        between_tasks=lambda m: clock.advance(hours=6),
+        progress=progress,
     )
     records = [r.record for r in runs]
     blamed = [n for r in runs for n in r.memory_notes if BAD in n]
@@ -265,7 +281,7 @@ for task_id, text in [
     ("t3", "when query_local_cache finds the order: call query_database"),
     ("t4", "when query_local_cache finds the order: call query_database"),
 ]:
-    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id)[0])
+    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id, task_type=STATUS)[0])
     demo_clock.advance(hours=6)
 pd.DataFrame(
     {
@@ -297,11 +313,11 @@ demo = Memory(demo_clock)
 over_30 = "when status is pending and age over 30 min: call query_payment_api"
 for task_id, text in [("s1", over_30), ("s2", over_30), ("s3", "when status is pending: answer"),
                       ("s4", "when status is pending: answer"), ("t5", over_30)]:  # fmt: skip
-    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id)[0])
+    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id, task_type=STATUS)[0])
     demo_clock.advance(hours=6)
-demo.propose("when any task: start with query_local_cache", task_id="s1", run_id="s1")
-demo.propose("when any task: start with query_local_cache", task_id="s2", run_id="s2")
-print("the cache is gone:", demo.invalidate_unoffered(["query_database", "query_payment_api"], "order_status"))
+demo.propose("when any task: start with query_local_cache", task_id="s1", run_id="s1", task_type=STATUS)
+demo.propose("when any task: start with query_local_cache", task_id="s2", run_id="s2", task_type=STATUS)
+print("the cache is gone:", demo.invalidate_unoffered(["query_database", "query_payment_api"], STATUS))
 pd.DataFrame({"status": e.status, "why": e.status_reason} for e in demo.experiences.values()).set_index(
     pd.Index([e.rule for e in demo.experiences.values()], name="rule")
 )

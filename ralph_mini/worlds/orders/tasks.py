@@ -1,19 +1,19 @@
 """The task suite and the grader: seeded questions about the order world, with the truth (notebook 01).
 
 ``make_suite`` adds seeded orders of every kind to the article's demo orders and asks one question per
-order, worded from ``order_words.QUESTIONS``. Each ``Task`` carries what a correct answer must say
+order, worded from ``words.QUESTIONS``. Each ``world.Task`` carries what a correct answer must say
 and the oracle's minimum number of tool calls (a policy that knows the rules but not the data), so
-every notebook measures waste the same way. ``grade`` checks an answer field by field.
+every notebook measures waste the same way. ``world.grade`` checks an answer field by field.
 
 Left out on purpose: questions about more than one order, and tasks that change the world.
 """
 
 import random
-from dataclasses import dataclass
 from datetime import timedelta
 
-from ralph_mini import order_words as words
-from ralph_mini.world import NOW, SETTLEMENT_LAG_MIN, Order, OrderWorld, demo_orders, stamp
+from ralph_mini.world import Suite, Task
+from ralph_mini.worlds.orders import words
+from ralph_mini.worlds.orders.world import NOW, SETTLEMENT_LAG_MIN, Order, OrderWorld, demo_orders, stamp
 
 # Share of each order kind in a generated suite (sums to 1).
 KIND_MIX = {
@@ -24,38 +24,6 @@ KIND_MIX = {
     "pending_stale": 0.16,  # cached as pending long ago: the provider knows the truth
     "missing": 0.14,  # no such order anywhere
 }
-
-
-@dataclass(frozen=True)
-class Task:
-    """One question for the agent, with what a correct answer must say and the oracle's call count."""
-
-    task_id: str
-    question: str
-    order_id: str
-    kind: str
-    expected: dict
-    oracle_calls: int
-    now: str = stamp(NOW)
-    relevant_tools: tuple[str, ...] = words.LOOKUP_TOOLS
-
-    @property
-    def system_prompt(self) -> str:
-        """The world's prompt at this task's current time (what ``run_react`` sends first)."""
-        return words.SYSTEM_PROMPT.format(now=self.now)
-
-    def world_problems(self) -> dict:
-        """What the world's final state says is wrong after this task: {field: (expected, got)}.
-
-        Notebook 01's tasks only read, so nothing; a task that writes checks what was written
-        (``shop_tasks.ShopTask``)."""
-        return {}
-
-
-@dataclass
-class Suite:
-    world: OrderWorld
-    tasks: list[Task]
 
 
 def expected_answer(order: Order) -> dict:
@@ -125,48 +93,17 @@ def make_suite(n: int = 50, seed: int = 7, demo_first: bool = True) -> Suite:
 
 def make_task(number: int, order: Order, seed: int) -> Task:
     # The wording depends only on (seed, order), so task T007 is the same in a suite of 10 or of 50.
-    wording = random.Random(f"{seed}:{order.order_id}").choice(words.QUESTIONS)
+    phrasing = random.Random(f"{seed}:{order.order_id}").randrange(len(words.QUESTIONS))
     return Task(
         task_id=f"T{number:03d}",
-        question=wording.format(id=order.order_id),
-        order_id=order.order_id,
-        kind=order.kind,
+        question=words.QUESTIONS[phrasing].format(id=order.order_id),
+        task_type=words.STATUS,
         expected=expected_answer(order),
         oracle_calls=oracle_calls(order),
+        prompt=words.SYSTEM_PROMPT.format(now=stamp(NOW)),
+        now=stamp(NOW),
+        relevant_tools=words.LOOKUP_TOOLS,
+        kind=order.kind,
+        record_id=order.order_id,
+        phrasing=phrasing,
     )
-
-
-@dataclass(frozen=True)
-class Grade:
-    correct: bool
-    wrong_fields: dict  # field -> (expected, got)
-
-    def explain(self) -> str:
-        if self.correct:
-            return "correct"
-        return "; ".join(f"{k}: expected {e!r}, got {g!r}" for k, (e, g) in self.wrong_fields.items())
-
-
-def grade(task: Task, answer: dict | None) -> Grade:
-    """Check the answer field by field (amounts within a cent; extra fields are ignored), then the
-    world's final state (``Task.world_problems``)."""
-    answer = answer or {}
-    wrong = {}
-    for key, expected in task.expected.items():
-        got = answer.get(key)
-        if not _same(key, expected, got):
-            wrong[key] = (expected, got)
-    wrong.update(task.world_problems())
-    return Grade(correct=not wrong, wrong_fields=wrong)
-
-
-def _same(key: str, expected: object, got: object) -> bool:
-    """Equal for grading: amounts within a cent (numbers or numeric strings), text case-insensitive."""
-    if got is None or isinstance(got, bool):
-        return False
-    if key == "amount":
-        try:
-            return abs(float(got) - float(expected)) < 0.01
-        except (TypeError, ValueError):
-            return False
-    return str(got).strip().lower() == str(expected).lower()

@@ -7,7 +7,7 @@ and a schedule of changes:
 
 - **static**: notebook 06's suite, unchanged (its prompt time stays fixed, as in ``bench``), so old
   numbers stay comparable;
-- **drift**: the wider shop (``shop_world.py``), five task types, and four changes: the cache
+- **drift**: the wider shop (``world.py``), five task types, and four changes: the cache
   disappears, the refund window shrinks from 30 to 14 days, the settlement lag grows from 30 to 90
   minutes, the provider becomes slow and fails each order's first call;
 - **seasons**: nine virtual weeks; order-status questions stop for five weeks (longer than memory's
@@ -15,25 +15,34 @@ and a schedule of changes:
 - **noisy**: the run starts with a memory in which about a fifth of the lessons are bad, some active;
 - **rephrased**: the loop learns on the phrasings it may learn from, then, with learning frozen, answers
   the same 15 requests three times: in held-out English, in held-out Chinese, and in trained phrasings
-  (the reference), each copy about its own twin order, so the wordings compare task by task.
+  (the reference), each copy about its own twin order, so the wordings compare task by task;
+- **threshold**: a fact that moves a rule's number: the settlement lag grows from 30 to 120 minutes at
+  task 21, so "age over 30 min: call the provider" starts sending the agent to a provider that knows
+  nothing yet about orders 30 to 120 minutes old;
+- **stale**: a source that goes stale rather than vanishing: from task 21 the cache still answers but
+  shows orders refunded since as paid, so "when the cache finds the order: answer" starts giving wrong
+  answers.
 
 One clock for everything (all but static): task *i* is asked at ``start + (i - 1) x hours_between_tasks``;
 the prompt's "Current time", the world's ``now`` and memory's clock are that same moment.
 
-Left out on purpose: running the arms (``scenario_bench.py``).
+Left out on purpose: running the arms (``ralph_mini/scenario_bench.py``).
 """
 
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ralph_mini import order_words as ow
-from ralph_mini import shop_words as sw
 from ralph_mini.memory import Memory
-from ralph_mini.shop_tasks import ask_again, fresh_id, make_task
-from ralph_mini.shop_world import ShopState, empty_shop
-from ralph_mini.suite import Task, make_suite
-from ralph_mini.world import NOW, OrderWorld
+from ralph_mini.offline_habits import Habits
+from ralph_mini.world import Task, World
+from ralph_mini.worlds import orders
+from ralph_mini.worlds.orders import words as ow
+from ralph_mini.worlds.orders.world import NOW
+from ralph_mini.worlds.shop import words as sw
+from ralph_mini.worlds.shop.habits import HABITS
+from ralph_mini.worlds.shop.tasks import ask_again, fresh_id, make_task
+from ralph_mini.worlds.shop.world import ShopState, empty_shop
 
 SCENARIOS = ("static", "drift", "seasons", "noisy", "rephrased")
 MIX = {sw.STATUS: 0.4, sw.REFUND: 0.15, sw.CHARGES: 0.15, sw.DELIVERY: 0.15, sw.CANCEL: 0.15}
@@ -55,7 +64,7 @@ class Scenario:
     """Tasks, the world they run in, its changes, and how to read the results."""
 
     name: str
-    world: OrderWorld
+    world: World
     tasks: list[Task]
     windows: list[tuple[str, int, int]]  # (label, first task, last task), 1-based, inclusive
     changes: list[Change] = field(default_factory=list)
@@ -64,6 +73,7 @@ class Scenario:
     one_clock: bool = True
     frozen: set[str] = field(default_factory=set)  # task ids the loop must not learn from
     seed_lessons: list[tuple[str, int]] = field(default_factory=list)  # (rule, times proposed)
+    habits: Habits = HABITS  # how the simulated model acts in this world
 
     def apply_changes(self, number: int) -> list[Change]:
         """Apply the changes due before task ``number`` to the world; return them."""
@@ -89,8 +99,9 @@ def generate(n: int, rng: random.Random, mix_at, phrasings_at, changes: list[Cha
 
 
 def static(seed: int = 7) -> Scenario:
-    suite = make_suite(n=50, seed=seed)
-    return Scenario("static", suite.world, suite.tasks, [("1-20", 1, 20), ("21-50", 21, 50)], one_clock=False)
+    suite = orders.make_suite(n=50, seed=seed)
+    windows = [("1-20", 1, 20), ("21-50", 21, 50)]
+    return Scenario("static", suite.world, suite.tasks, windows, one_clock=False, habits=orders.HABITS)
 
 
 DRIFT = [
@@ -185,7 +196,7 @@ def rephrased(seed: int = 7) -> Scenario:
         for w, (label, phrasings) in enumerate(WORDINGS[1:], 1):
             number = TRAIN + w * PAIRED + 1 + j
             again = ask_again(
-                first, number, fresh_id(rng, world), asked_at(number), state, rng.choice(phrasings)
+                first, world, number, fresh_id(rng, world), asked_at(number), state, rng.choice(phrasings)
             )
             copies[label].append(again)
     for label, _ in WORDINGS:
@@ -198,7 +209,28 @@ def rephrased(seed: int = 7) -> Scenario:
     return Scenario("rephrased", world, tasks, windows, frozen=frozen)
 
 
-BUILDERS = {"static": static, "drift": drift, "seasons": seasons, "noisy": noisy, "rephrased": rephrased}
+STATUS_HEAVY = {sw.STATUS: 0.6, sw.REFUND: 0.1, sw.CHARGES: 0.1, sw.DELIVERY: 0.1, sw.CANCEL: 0.1}
+THRESHOLD = [Change(21, "settlement lag 30 -> 120 min", {"settlement_lag_min": 120})]
+STALE = [Change(21, "the cache goes stale", {"cache_stale": True})]
+
+
+def one_change(name: str, changes: list[Change], seed: int) -> Scenario:
+    """Fifty tasks, mostly status questions, with one change at task 21: learn first, then unlearn."""
+    world, tasks = generate(50, random.Random(seed), lambda i: STATUS_HEAVY, lambda i: LEARNABLE, changes, 6.0)
+    windows = [("before the change", 1, 20), (changes[0].name, 21, 35), ("later", 36, 50)]
+    return Scenario(name, world, tasks, windows, changes=list(changes))
+
+
+def threshold(seed: int = 7) -> Scenario:
+    return one_change("threshold", THRESHOLD, seed)
+
+
+def stale(seed: int = 7) -> Scenario:
+    return one_change("stale", STALE, seed)
+
+
+BUILDERS = {"static": static, "drift": drift, "seasons": seasons, "noisy": noisy, "rephrased": rephrased,
+            "threshold": threshold, "stale": stale}  # fmt: skip
 
 
 def build(name: str, seed: int = 7) -> Scenario:
@@ -209,12 +241,9 @@ def build(name: str, seed: int = 7) -> Scenario:
 
 
 def seed_memory(memory: Memory, lessons: list[tuple[str, int]]) -> None:
-    """Write the scenario's starting lessons, each proposed ``times`` times (twice makes it active)."""
+    """Write the scenario's starting lessons, learned on status questions by an earlier deployment, each
+    proposed ``times`` times (twice makes it active)."""
     for rule, times in lessons:
         for n in range(times):
-            memory.propose(rule, task_id=f"S{n + 1}", run_id="seed", failure_reason="an earlier deployment")
-
-
-def task_type(task: Task) -> str:
-    """The request type of a task (notebook 01's tasks are all order-status questions)."""
-    return task.kind.split(":")[0] if ":" in task.kind else sw.STATUS
+            memory.propose(rule, task_id=f"S{n + 1}", run_id="seed", task_type=sw.STATUS,
+                           failure_reason="an earlier deployment")  # fmt: skip

@@ -9,7 +9,7 @@ own id, every time moved with the clock), so two wordings can be compared on the
 
 Each type's oracle is a policy that knows the rules (and the current state) but not the data:
 
-- status: the cache (or the database when the cache is gone), the database on a miss, the provider for
+- status: the cache (the database when the cache is gone or stale), the database on a miss, the provider for
   a pending order older than the settlement lag (the notebook 01 oracle);
 - refund: the database, then ``refund_order`` if the policy allows it;
 - charges: ``list_transactions``; delivery: ``get_shipping_status``;
@@ -22,14 +22,14 @@ Left out on purpose: questions about two orders, and orders asked about twice.
 """
 
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
-from ralph_mini import order_words as ow
-from ralph_mini import shop_words as sw
-from ralph_mini.shop_world import Parcel, ShopState, ShopWorld
-from ralph_mini.suite import Task
-from ralph_mini.world import TIME_FORMAT, Order, stamp
+from ralph_mini.world import TIME_FORMAT, Task, expected_writes
+from ralph_mini.worlds.orders import words as ow
+from ralph_mini.worlds.orders.world import Order, stamp
+from ralph_mini.worlds.shop import words as sw
+from ralph_mini.worlds.shop.world import Parcel, ShopState, ShopWorld
 
 SUB_KINDS = {  # per type: sub-kind -> share
     sw.STATUS: {"paid_cached": 0.3, "paid_uncached": 0.15, "refunded": 0.1, "pending_fresh": 0.15,
@@ -43,35 +43,15 @@ SUB_KINDS = {  # per type: sub-kind -> share
 RELEVANT_TOOLS = {
     sw.STATUS: ow.LOOKUP_TOOLS,
     sw.REFUND: (ow.CACHE, ow.DATABASE, ow.REFUND),
-    sw.CHARGES: (ow.PAYMENT, ow.TRANSACTIONS),
+    sw.CHARGES: (ow.PAYMENT, sw.TRANSACTIONS),
     sw.DELIVERY: (ow.CACHE, ow.DATABASE, ow.SHIPPING),
-    sw.CANCEL: (ow.CACHE, ow.DATABASE, ow.PAYMENT, ow.CANCEL),
+    sw.CANCEL: (ow.CACHE, ow.DATABASE, ow.PAYMENT, sw.CANCEL_ORDER),
 }
 
 
-@dataclass(frozen=True)
-class ShopTask(Task):
-    """A ``Task`` of the wider shop: its type, phrasing, prompt, and the writes a correct run leaves."""
-
-    task_type: str = sw.STATUS
-    phrasing: int = 0  # position in shop_words.PHRASINGS[task_type]
-    shown_id: str = ""  # the order id as the customer wrote it (sometimes in lower case)
-    prompt: str = ""
-    expected_writes: tuple[tuple[str, str], ...] = ()
-    world: ShopWorld | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def system_prompt(self) -> str:
-        return self.prompt
-
-    @property
-    def held_out(self) -> bool:
-        return self.phrasing in sw.HELD_OUT
-
-    def world_problems(self) -> dict:
-        """What the world's final state says is wrong: writes to this order other than the expected ones."""
-        written = tuple(self.world.writes_for(self.order_id)) if self.world else ()
-        return {} if written == self.expected_writes else {"writes": (self.expected_writes, written)}
+def held_out(task: Task) -> bool:
+    """Was the task asked in a phrasing the loop never learns from (``words.HELD_OUT``)?"""
+    return task.phrasing in sw.HELD_OUT
 
 
 def random_order(rng: random.Random, order_id: str, task_type: str, kind: str, now: datetime) -> Order:
@@ -149,7 +129,7 @@ def oracle_calls(task_type: str, order: Order, state: ShopState, now: datetime) 
         return 1
     if task_type == sw.REFUND:
         return 1 + refundable(order, state, now)
-    lookup = 1 if (order.cached and state.cache_online) or not state.cache_online else 2
+    lookup = 2 if state.cache_online and not state.cache_stale and not order.cached else 1  # a stale cache: the database
     asks_provider = order.status == "pending" and age_min >= state.settlement_lag_min
     if task_type == sw.STATUS:
         return lookup + (provider if asks_provider else 0)
@@ -157,7 +137,7 @@ def oracle_calls(task_type: str, order: Order, state: ShopState, now: datetime) 
 
 
 def make_task(number: int, world: ShopWorld, rng: random.Random, task_type: str, now: datetime,
-              state: ShopState, phrasings: tuple[int, ...]) -> ShopTask:  # fmt: skip
+              state: ShopState, phrasings: tuple[int, ...]) -> Task:  # fmt: skip
     """Add one fresh order of ``task_type`` to ``world`` and return the task about it, asked at ``now``."""
     kinds = SUB_KINDS[task_type]
     kind = rng.choices(list(kinds), weights=list(kinds.values()))[0]
@@ -182,20 +162,19 @@ def fresh_id(rng: random.Random, world: ShopWorld) -> str:
     return order_id
 
 
-def ask_again(task: ShopTask, number: int, order_id: str, now: datetime, state: ShopState,
-              phrasing: int) -> ShopTask:  # fmt: skip
-    """The same request about a twin of ``task``'s order, asked at ``now`` in ``phrasing``.
+def ask_again(task: Task, world: ShopWorld, number: int, order_id: str, now: datetime, state: ShopState,
+              phrasing: int) -> Task:  # fmt: skip
+    """The same request about a twin of ``task``'s order in ``world``, asked at ``now`` in ``phrasing``.
 
     The twin has its own id (a write to one never touches the other) and the same fields, with every
     time moved by the distance between the two asking times: every age is the same, so the truth and
     the oracle's calls are too (only ``paid_at`` moves with the clock). Its charges and parcel are
     copies. The id keeps the case the customer wrote it in. ``scenarios.rephrased`` asks one draw this
     way in three wordings, so the wordings can be compared task by task."""
-    world = task.world
-    if world is None or order_id in world.orders:
-        raise ValueError(f"ask_again needs a task in a world and a new order id, not {order_id!r}")
+    if task.record_id not in world.orders or order_id in world.orders:
+        raise ValueError(f"ask_again needs a task of this world and a new order id, not {order_id!r}")
     shift = now - datetime.strptime(task.now, TIME_FORMAT)
-    order = world.orders[task.order_id]
+    order = world.orders[task.record_id]
     world.orders[order_id] = replace(
         order,
         order_id=order_id,
@@ -203,36 +182,35 @@ def ask_again(task: ShopTask, number: int, order_id: str, now: datetime, state: 
         paid_at=order.paid_at and order.paid_at + shift,
         settled_at=order.settled_at and order.settled_at + shift,
     )
-    world.charges[order_id] = list(world.charges[task.order_id])
-    if task.order_id in world.parcels:
-        world.parcels[order_id] = world.parcels[task.order_id]
-    shown_id = order_id.lower() if task.shown_id.islower() else order_id
+    world.charges[order_id] = list(world.charges[task.record_id])
+    if task.record_id in world.parcels:
+        world.parcels[order_id] = world.parcels[task.record_id]
+    shown_id = order_id.lower() if task.record_id.lower() in task.question else order_id
     return ask(number, world, task.task_type, world.orders[order_id], state, now, phrasing, shown_id)
 
 
 def ask(number: int, world: ShopWorld, task_type: str, order: Order, state: ShopState, now: datetime,
-        phrasing: int, shown_id: str) -> ShopTask:  # fmt: skip
-    """The task about an order already in ``world``: its question, its truth under ``state`` at ``now``."""
+        phrasing: int, shown_id: str) -> Task:  # fmt: skip
+    """The task about an order already in ``world``: its question, its truth under ``state`` at ``now``,
+    and the check of what it must write (nothing, or one refund or cancellation of this order)."""
     order_id = order.order_id
     charges = len(world.charges[order_id])
-    writes = {sw.REFUND: ow.REFUND, sw.CANCEL: ow.CANCEL}
+    writes = {sw.REFUND: ow.REFUND, sw.CANCEL: sw.CANCEL_ORDER}
     truth = expected(task_type, order, state, now, charges, world.parcels.get(order_id))
     wrote = truth.get(task_type) == sw.DONE and task_type in writes
-    return ShopTask(
+    return Task(
         task_id=f"T{number:03d}",
         question=sw.PHRASINGS[task_type][phrasing].format(id=shown_id),
-        order_id=order_id,
-        kind=f"{task_type}:{order.kind}",
+        task_type=task_type,
         expected=truth,
         oracle_calls=oracle_calls(task_type, order, state, now),
+        prompt=sw.SHOP_PROMPT.format(now=stamp(now), refund_days=state.refund_days),
         now=stamp(now),
         relevant_tools=RELEVANT_TOOLS[task_type],
-        task_type=task_type,
+        kind=f"{task_type}:{order.kind}",
+        record_id=order_id,
         phrasing=phrasing,
-        shown_id=shown_id,
-        prompt=sw.SHOP_PROMPT.format(now=stamp(now), refund_days=state.refund_days),
-        expected_writes=((writes[task_type], order_id),) if wrote else (),
-        world=world,
+        check=expected_writes(world.writes, order_id, ((writes[task_type], order_id),) if wrote else ()),
     )
 
 
