@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ralph_mini.suite import Task, grade, make_suite
+
 from ralph_mini.cassette import RecordingModel
 from ralph_mini.json_tools import EXAMPLE, JsonToolsModel, response_format
 from ralph_mini.local import LocalServer, measure_speed, serve_local
 from ralph_mini.local_session import ACT_MAX_TOKENS, local_actor
 from ralph_mini.model import OpenAIModel
 from ralph_mini.react import Trace, run_react
-from ralph_mini.suite import Task, grade, make_suite
 
 
 def local_model(server: LocalServer, **extra: Any) -> OpenAIModel:

@@ -1,6 +1,8 @@
 """Write the student notebooks (exercises/ex0N_*.ipynb) from the instructor ones (exercises/solutions/).
 
-One source: instructors edit only the notebooks in ``exercises/solutions/``, then run::
+One source: instructors edit only the notebooks in ``exercises/solutions/`` (and, for the build-your-own
+track, ``exercises/build_your_own/solutions/``: its student notebooks go to ``exercises/build_your_own/``),
+then run::
 
     python exercises/make_student_version.py               # strip, clear, execute, write
     python exercises/make_student_version.py --no-execute  # strip and clear only (outputs empty)
@@ -8,7 +10,8 @@ One source: instructors edit only the notebooks in ``exercises/solutions/``, the
     python exercises/make_student_version.py --handout ../ralph-student.zip  # the repository for students
 
 ``--handout DIR`` (or ``FILE.zip``) writes the repository as students get it: every file git tracks,
-minus ``exercises/solutions/`` (the reference notebooks and modules) and minus ``tests/`` and ``.ci/``
+minus ``exercises/solutions/`` and ``exercises/build_your_own/solutions/`` (the reference notebooks and
+modules) and minus ``tests/`` and ``.ci/``
 (the tests read the solutions). No ``.git``, so no history to recover them from. It then checks its
 own output: no solutions folder and no ``### BEGIN SOLUTION`` line (but in this script), or it fails.
 
@@ -52,7 +55,9 @@ from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-LEFT_OUT = ("exercises/solutions/", "tests/", ".ci/")  # not in the students' handout (see --handout)
+SOLUTION_DIRS = (HERE / "solutions", HERE / "build_your_own" / "solutions")  # the core five, the build track
+# not in the students' handout (see --handout)
+LEFT_OUT = ("exercises/solutions/", "exercises/build_your_own/solutions/", "tests/", ".ci/")
 BEGIN, STARTER, END = "### BEGIN SOLUTION", "### STARTER", "### END SOLUTION"
 
 
@@ -118,8 +123,18 @@ def execute(notebook: nbformat.NotebookNode, workdir: Path, timeout: int = 120) 
     NotebookClient(notebook, timeout=timeout, record_timing=False, resources=resources).execute()
 
 
-def instructor_notebooks(solutions: Path = HERE / "solutions") -> list[Path]:
-    return sorted(solutions.glob("ex*.ipynb"))
+def instructor_notebooks(solutions: Path | None = None) -> list[Path]:
+    """The instructor notebooks in ``solutions``; by default those of every folder in SOLUTION_DIRS."""
+    folders = [solutions] if solutions is not None else SOLUTION_DIRS
+    return [path for folder in folders for path in sorted(folder.glob("ex*.ipynb"))]
+
+
+def student_path(instructor: Path, out: Path = HERE) -> Path:
+    """Where the student version of an instructor notebook goes: the folder above its solutions folder,
+    under ``out``. solutions/ex01_tool.ipynb -> ex01_tool.ipynb; build_your_own/solutions/ex06_... ->
+    build_your_own/ex06_..."""
+    folder = instructor.resolve().parent.parent
+    return out / folder.relative_to(HERE) / instructor.name
 
 
 def handout_files(root: Path = ROOT) -> list[str]:
@@ -191,10 +206,12 @@ def main(argv: list[str] | None = None) -> int:
             nbformat.write(instructor, path)
             print(f"ran   {path}")
         notebook = student_notebook(instructor)
+        target = student_path(path, args.out)
+        target.parent.mkdir(parents=True, exist_ok=True)
         if not args.no_execute:
-            execute(notebook, args.out)
-        nbformat.write(notebook, args.out / path.name)
-        print(f"wrote {args.out / path.name}")
+            execute(notebook, target.parent)
+        nbformat.write(notebook, target)
+        print(f"wrote {target}")
     return 0
 
 

@@ -105,14 +105,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_help = "keep each agent's state in DIR (one SQLite file per agent, committed after every task)"
     parser.add_argument("--state", metavar="DIR", help=state_help)
     parser.add_argument("--resume", action="store_true", help="finish the run kept in --state DIR")
-    scenario_help = "run notebook 09's scenario instead: static, drift, seasons, noisy, rephrased or all"
+    scenarios = ", ".join(import_module("ralph_mini.worlds.shop.scenarios").SCENARIOS)
+    scenario_help = f"run notebook 09's scenario instead: {scenarios} or all"
     parser.add_argument("--scenario", help=scenario_help + " (then also --k, --jobs, --windows)")
     parser.add_argument(
         "--world", choices=sorted(WORLDS), default="orders", help="the world (default orders)"
     )
     grid_help = "bare ReAct and the loop on suite seeds 7.. x model seeds 0.., with the world's targets"
     parser.add_argument("--grid", metavar="SxM", help=grid_help + ", e.g. 4x2")
+    ablation_help = "every mechanism against the full loop, per (seed pair, kind) cell of the static suite"
+    parser.add_argument("--ablation-grid", metavar="SxM", help=ablation_help + ", e.g. 6x4")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="worker processes for --ablation-grid (default 2)"
+    )
+    enforce_help = "lessons in the prompt, as guards, or both, on notebook 09's scenarios: all or NAME[,NAME]"
+    parser.add_argument("--enforce", metavar="SCENARIOS", help=enforce_help)
     args, rest = parser.parse_known_args(argv)
+    if args.enforce:
+        from ralph_mini.enforce_bench import main as enforce_main
+
+        return enforce_main(args.enforce)
+    if args.ablation_grid:
+        from ralph_mini.ablation_grid import main as grid_main
+
+        return grid_main(args.ablation_grid, args.jobs)
     if args.scenario:
         from ralph_mini.scenario_bench import main as scenario_main
 
@@ -155,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             export_state(stores[agent.name], memory.clock if memory else None, agent.memory)
             stores[agent.name].close()
     print(
-        f"world {args.world}, model {model!r}, {args.tasks} tasks (suite seed {args.seed}), {len(tools)} tools\n"
+        f"world {args.world}, model {model!r}, {args.tasks} tasks (suite seed {args.seed}), "
+        f"{len(tools)} tools\n"
     )
     print(format_table([row for name, recs in records.items() for row in windows(recs, name, split)]))
     print("\nthe seed article, for comparison (real model, real latencies):")
@@ -201,12 +218,18 @@ def grid_row(suite_seed: int, model_seed: int, bare: list[RunRecord], ralph: lis
     correct = {name: sum(r.correct for r in recs) for name, recs in (("bare", bare), ("ralph", ralph))}
     met = calls["ralph"] <= 1.2 * oracle and calls["ralph"] <= 0.75 * calls["bare"]
     met = met and correct["ralph"] >= correct["bare"]
-    return {"suite seed": suite_seed, "model seed": model_seed, "oracle calls/task": round(oracle, 2),
-            "calls/task, bare": round(calls["bare"], 2), "calls/task, Ralph": round(calls["ralph"], 2),
-            "Ralph vs oracle": round(calls["ralph"] / oracle, 2),
-            "fewer calls": f"{100 * (1 - calls['ralph'] / calls['bare']):.0f}%",
-            "correct, bare": f"{correct['bare']}/{len(bare)}", "correct, Ralph": f"{correct['ralph']}/{len(ralph)}",
-            "targets met": "yes" if met else "NO"}  # fmt: skip
+    return {
+        "suite seed": suite_seed,
+        "model seed": model_seed,
+        "oracle calls/task": round(oracle, 2),
+        "calls/task, bare": round(calls["bare"], 2),
+        "calls/task, Ralph": round(calls["ralph"], 2),
+        "Ralph vs oracle": round(calls["ralph"] / oracle, 2),
+        "fewer calls": f"{100 * (1 - calls['ralph'] / calls['bare']):.0f}%",
+        "correct, bare": f"{correct['bare']}/{len(bare)}",
+        "correct, Ralph": f"{correct['ralph']}/{len(ralph)}",
+        "targets met": "yes" if met else "NO",
+    }
 
 
 def write_learning_curve(records: dict[str, list[RunRecord]], oracle: list[int], path: str) -> None:

@@ -1,4 +1,4 @@
-"""Record a real model's replies once, replay them offline forever (the real-models notebook).
+"""Record a real model's replies once, replay them offline forever (notebook 08, real models).
 
 Why: a run of a real model costs time (or money) and is not repeatable on a machine without the
 model. A *cassette* is a JSON Lines file with one line per ``complete`` call: the messages and tool

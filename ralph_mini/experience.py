@@ -5,9 +5,15 @@ the widgets), while ``memory.py`` holds what is done to it. ``generalization_con
 because it is part of what a record says about itself: how general the rule has proved.
 """
 
+import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import cached_property
 
 from ralph_mini.lesson_guards import instance_details
+from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+
+LIVE = ("active", "probation")  # the statuses retrieval may return (past expiry aside)
 
 
 @dataclass(frozen=True)
@@ -23,6 +29,11 @@ class MemoryConfig:
     expire_after_days: float = 30.0  # not retrieved any more (kept, flagged "expired")
     max_failures: int = 2  # failures with the rule in play before it can be removed ...
     vote_half_life: float = 5.0  # ... once recent down-votes outweigh up-votes; a vote halves after 5 more
+    recent_window: int = 3  # a rule is judged by what it does now: of its last 3 votes ...
+    recent_failures: int = 2  # ... 2 down make it invalid, whatever its past (the world may have changed)
+    max_wrong_answers: int = 1  # ... as does a wrong answer it could have caused (it loses standing at once)
+    probation: bool = True  # a rule proposed once is injected at once, on probation: one down-vote ends
+    # it, a confirming task or a validated run makes it active (off: it waits as a candidate, unseen)
 
 
 NO_DECAY = {"half_life_days": 1e9, "stale_after_days": 1e9, "expire_after_days": 1e9}  # the ablation
@@ -46,7 +57,7 @@ class Experience:
     validations: int = 0  # runs with its whole trigger held that ended correct without its waste
     failures: int = 0  # ... that ended wrong, or wasted calls on a tool it sent the agent to
     calls_saved: int = 0  # best single-run saving seen
-    status: str = "candidate"  # candidate | active | expired | removed | invalid
+    status: str = "candidate"  # candidate | probation | active | expired | removed | invalid | quarantined
     status_reason: str = ""
     source_tasks: list[str] = field(default_factory=list)
     source_runs: list[str] = field(default_factory=list)
@@ -54,12 +65,28 @@ class Experience:
     invalid_from: str | None = None  # when it was removed or contradicted (None: still holds)
     votes_up: float | None = None  # validations, decayed by later votes (None in an older file:
     votes_down: float | None = None  # ... start from the plain counts)
+    recent: str = ""  # its last votes, oldest first: '+' up, '-' waste, 'x' a wrong answer it could cause
+    wrong_answers: int = 0  # wrong answers it could have caused since it last became active
 
     def __post_init__(self) -> None:
+        self.recent, self.wrong_answers = self.recent or "", self.wrong_answers or 0  # NULL in an old store
         if self.votes_up is None:
             self.votes_up = float(self.validations)
         if self.votes_down is None:
             self.votes_down = float(self.failures)
+
+    @cached_property
+    def parsed(self) -> Rule | None:
+        """The rule, parsed once (None: it does not parse; memory quarantines it)."""
+        try:
+            return parse_rule(self.rule)
+        except (RuleSyntaxError, TypeError, AttributeError):  # not a rule, or not text at all
+            return None
+
+    @cached_property
+    def names_an_instance(self) -> bool:
+        """The generic instance check, run once per lesson: weight and retrieval read it on every task."""
+        return bool(instance_details(self.rule))
 
     @property
     def confidence(self) -> float:
@@ -67,7 +94,7 @@ class Experience:
         its recent track record (up + 1) / (up + down + 1) in decayed votes. 1 confirmation -> 0.5."""
         record = (self.votes_up + 1) / (self.votes_up + self.votes_down + 1)
         evidence = self.confirmations + self.validations
-        return generalization_confidence(self.rule, evidence) * record
+        return 0.0 if self.names_an_instance else evidence / (evidence + 1) * record
 
 
 def generalization_confidence(rule: str, evidence: int) -> float:
@@ -75,3 +102,44 @@ def generalization_confidence(rule: str, evidence: int) -> float:
     if instance_details(rule):
         return 0.0
     return evidence / (evidence + 1)
+
+
+def quarantine(experience: Experience) -> bool:
+    """Quarantine a lesson that does not parse (from an older version, a hand edit, a real model's
+    reflection): kept, never retrieved, with the reason. True when it was quarantined."""
+    if experience.status == "quarantined":
+        return True
+    try:
+        parse_rule(experience.rule)
+    except RuleSyntaxError as err:
+        experience.status, experience.status_reason = "quarantined", f"does not parse: {err}"
+        return True
+    except (TypeError, AttributeError):
+        experience.status, experience.status_reason = (
+            "quarantined",
+            f"the rule is not text: {experience.rule!r}",
+        )
+        return True
+    return False
+
+
+def lesson_key(task_type: str, rule: Rule) -> str:
+    """A lesson's id: a hash of its task type and canonical rule, so each type has its own row."""
+    return hashlib.sha256(f"{task_type}|{rule}".encode()).hexdigest()[:12]
+
+
+def decay_factor(days: float, config: MemoryConfig) -> float:
+    """0.5 ** (days / half-life), x stale_factor past stale_after_days, 0 past expire_after_days.
+
+    half-life 7, stale after 14 (factor 0.5), expiry 30: day 0 -> 1.0, day 7 -> 0.5,
+    day 14 -> 0.25, day 15 -> 0.114, day 31 -> 0.0
+    """
+    if days > config.expire_after_days:
+        return 0.0
+    weight = 0.5 ** (max(days, 0.0) / config.half_life_days)
+    return weight * config.stale_factor if days > config.stale_after_days else weight
+
+
+def days_since(moment: str, now: datetime) -> float:
+    """Days from an ISO time stamp to ``now``: '2025-03-03T12:00', 2025-03-10 12:00 -> 7.0."""
+    return (now - datetime.fromisoformat(moment)) / timedelta(days=1)

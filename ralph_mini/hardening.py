@@ -32,6 +32,7 @@ from ralph_mini.tools import (
 
 OK, NOT_FOUND = "ok", "not_found"
 REPEATED = "repeated"  # the same call again after it answered: a loop (react.repeats)
+REFUSED = "refused"  # a call or an answer a lesson's guard refused: not run, not wrong (guards.py)
 WRONG_STATUSES = ("error", "bad_args", "wrong_tool", "bad_reply", REPEATED)
 
 # Caps on what the loop writes back to the model, which it then re-reads on every later turn.
@@ -145,6 +146,26 @@ def as_kwargs(arguments: object) -> dict:
         )
         raise BadArguments(f"arguments must be a JSON object, got {kind}: {clip(arguments, 60)}")
     return parsed
+
+
+def canonical_arguments(arguments: object) -> str:
+    """A call's arguments by their meaning, for loop detection: spacing, key order and number spelling
+    do not count. '{"b": 1.0, "a":"x"}' -> '{"a": "x", "b": 1.0}', as '{"a": "x", "b": 1}' does.
+    Arguments that do not parse are compared as written."""
+    try:
+        return json.dumps(_normal(as_kwargs(arguments)), sort_keys=True)
+    except (BadArguments, ValueError, RecursionError):
+        return str(arguments)
+
+
+def _normal(value: object) -> object:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) if abs(value) < 1e300 else str(value)
+    if isinstance(value, dict):
+        return {str(k): _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value
 
 
 def parse_final_answer(text: str) -> dict | None:

@@ -18,7 +18,8 @@ Left out on purpose: a schema version (the store refuses another version of itse
 from dataclasses import asdict, fields
 
 from ralph_mini.react import Step, Trace
-from ralph_mini.reflect import Reflection, Review
+from ralph_mini.reflect import Reflection
+from ralph_mini.review import Review
 from ralph_mini.world import Task
 
 

@@ -27,11 +27,13 @@ name that is one word with no cue ("Priya closes tickets"), or an ordinary Engli
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 from ralph_mini import instance_shapes as shapes
 from ralph_mini.rules import Rule
+from ralph_mini.world import Words
 
 # --- building blocks ------------------------------------------------------------------------------
 # "Not inside a longer word": ASCII letters, digits and '_' only. Not \b, which treats Chinese as
@@ -211,6 +213,25 @@ def _compiled(
     protect += [] if known_words else [_SLOTS]  # no vocabulary: only foreign_names can judge a tool slot
     ordered = [(kind, re.compile(pattern), check) for kind, pattern, check in (*SHAPED, *world, *GENERIC)]
     return [re.compile(p) for p in protect], ordered, frozenset(known)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A world's words as the instance filter takes them: never an instance (its tools, statuses, fields,
+    record noun), its id formats, and the noun that keys an id ('ticket 4471'). One value, so memory, the
+    reflector and the loop pass the filter the same words."""
+
+    known_words: tuple[str, ...] = ()
+    id_patterns: tuple[tuple[str, str], ...] = ()
+    nouns: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, words: Words, tool_names: Iterable[str]) -> "Vocabulary":
+        known = tuple(dict.fromkeys([*tool_names, *words.vocabulary()]))
+        return cls(known, tuple(words.id_formats.items()), (words.noun,))
+
+    def filter_arguments(self) -> dict:
+        return {"known_words": self.known_words, "id_patterns": dict(self.id_patterns), "nouns": self.nouns}
 
 
 def instance_details(

@@ -24,6 +24,7 @@ from operator import attrgetter
 import numpy as np
 
 from ralph_mini.embed import Embedder, KeywordIndex, keyword_words
+from ralph_mini.experience import LIVE
 from ralph_mini.memory import Experience, Memory, days_since
 
 # Scores are compared to this many decimals: below 1e-6 a difference is float rounding noise (a BLAS
@@ -215,7 +216,7 @@ class LiveLessons:
             return  # the same fields at the same time: the same liveness
         for slot, (status, last_hit) in changed:
             self.seen[slot] = status, last_hit
-            self.active[slot] = status == "active"
+            self.active[slot] = status in LIVE
             if self.active[slot]:
                 self.last_hit[slot] = utc(datetime.fromisoformat(last_hit))
         index = np.array(slots, dtype=np.int64)
@@ -231,7 +232,7 @@ class LiveLessons:
         """Has one of these indexed lessons died since it was read? (``Memory.live``'s test, read now)"""
         now, expire = memory.clock(), memory.config.expire_after_days
         lessons = map(self.lessons.__getitem__, slots)
-        return any(e.status != "active" or days_since(e.last_hit_at, now) > expire for e in lessons)
+        return any(e.status not in LIVE or days_since(e.last_hit_at, now) > expire for e in lessons)
 
     def take_out(self, slots: list[int]) -> None:
         if slots:

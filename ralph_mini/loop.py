@@ -13,9 +13,11 @@ One task, top to bottom (``run_task``):
    refined plan, at most ``max_reflection_rounds`` times, all runs sharing one pitfall budget. Nothing
    is written to memory; every discarded run counts in the task's record and is logged;
 4. **feedback**: the grader's verdict and the run's waste (``waste.py``) vote on the injected rules
-   whose trigger held; rules sending the agent to a tool the world no longer offers turn invalid;
-5. **slow loop** (``learn.slow_loop``): when the grader rejected the answer, the answer rested on no
-   look-up, or the run wasted calls and its task type recurs or the same error repeats, reflect on the
+   whose trigger held, but only from evidence: a task the grader cannot judge, or a run that looked
+   nothing up, votes on nothing and teaches nothing; rules sending the agent to a tool the world no
+   longer offers turn invalid;
+5. **slow loop** (``learn.slow_loop``): when the grader rejected the answer, or the run wasted calls
+   and its task type recurs or the same error repeats, reflect on the
    log (with the grader's verdict line) and offer each rule to memory under the task's type. A rule
    naming a tool or status outside the world's vocabulary (``planner.rule_vocabulary``) is refused.
 
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ralph_mini import history_json, planner
+from ralph_mini.guards import ENFORCE, binding
 from ralph_mini.learn import fast_loop, slow_loop, wants_slow_loop
 from ralph_mini.log import log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
@@ -45,7 +48,8 @@ from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.planner import applicable, writing_tools
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
-from ralph_mini.reflect import Reflection, Review
+from ralph_mini.reflect import Reflection
+from ralph_mini.review import Review
 from ralph_mini.store import Store
 from ralph_mini.tools import Tool
 from ralph_mini.waste import run_waste
@@ -68,6 +72,11 @@ class LoopConfig:
     injection_budget: float = 0.15  # seed: lessons take at most 15% of the context, in every prompt
     context_tokens: int = 8192  # the model's context window the budget is a share of
     per_task_type: bool = True  # carry only lessons of the task's own type (off: any type, as ranked)
+    enforce: str = "prompt"  # lessons as prompt text, as guards at the tool boundary, or both (guards.py)
+
+    def __post_init__(self) -> None:
+        if self.enforce not in ENFORCE:  # a typo fails here, not after an hour's run
+            raise ValueError(f"LoopConfig(enforce={self.enforce!r}): use one of {', '.join(ENFORCE)}")
 
     @property
     def budget(self) -> LessonBudget:
@@ -139,33 +148,36 @@ def run_task(
     ``retrieve_plan`` replaces the keyword retrieval (notebook 05); ``reflector`` reflects instead of
     ``model`` (a small model may act but not reflect, notebook 08)."""
     memory.sweep()  # flag what expired since the last task, once, before anything reads memory
+    offered, lags = [t.name for t in tools], {t.name: t.lag_min for t in tools}
+    outdated = memory.invalidate_unoffered(offered, task.task_type, lags)  # the tools as they are now
     ranked = (
         retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, len(memory.experiences))
     )
     reserve = RESERVE if config.second_retrieval else 0
-    offered = [t.name for t in tools]
     planned = planner.fit(task, memory, ranked, config.budget, offered, reserve, config.per_task_type)
     trace, added = execute(task, model, tools, planned, memory, config, words)
     injected = planned + added
     review = planner.review(task, trace, tools, words)
-    retried = fast_loop(task, trace, review, model, reflector or model, tools, words, [e.rule for e in injected],
+    lessons = [e.rule for e in injected]
+    retried = fast_loop(task, trace, review, model, reflector or model, tools, words, lessons,
                         rounds=config.max_reflection_rounds, pitfall_depth=config.max_pitfall_depth,
-                        max_steps=config.max_steps, max_words=config.max_words, budget=config.budget)  # fmt: skip
-    result = TaskResult(task, retried.trace, [e.rule for e in injected], retried.review,
-                        discarded=retried.discarded, reflections=retried.reflections)  # fmt: skip
+                        max_steps=config.max_steps, max_words=config.max_words, budget=config.budget,
+                        binding=binding(config.enforce, words, task.now, tools))  # fmt: skip
+    result = TaskResult(task, retried.trace, lessons, retried.review, discarded=retried.discarded,
+                        reflections=retried.reflections, memory_notes=outdated)  # fmt: skip
     memory.record_hits(injected)
     verdict = grade(task, result.trace.answer)
     result.correct = verdict.correct
-    revealed = run_tags(result.trace.steps, words, task.now)
     waste = run_waste(result.trace, writing_tools(tools), planner.complete_tools(tools))
-    wasted = [step.tool for step in result.trace.steps if step.index in waste]
-    result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
-    result.memory_notes += memory.invalidate_unoffered(offered, task.task_type)
-    if config.reflect and wants_slow_loop(
-        result.correct, result.review, result.trace, *recurrence(task, history)
-    ):
-        reflection, notes = slow_loop(task, result.trace, result.correct, verdict, reflector or model, tools, words,
-                                      memory, run_id=run_id, max_words=config.max_words,
+    if verdict.judged and not result.review.blind:  # learn only from evidence: a judged run that looked
+        wasted = [step.tool for step in result.trace.steps if step.index in waste]
+        revealed = run_tags(result.trace.steps, words, task.now)
+        result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
+    result.memory_notes += memory.invalidate_unoffered(offered, task.task_type, lags)
+    if config.reflect and verdict.judged and wants_slow_loop(result.correct, result.review, result.trace,
+                                                             *recurrence(task, history)):  # fmt: skip
+        reflection, notes = slow_loop(task, result.trace, result.correct, verdict, reflector or model, tools,
+                                      words, memory, run_id=run_id, max_words=config.max_words,
                                       rounds=config.max_reflection_rounds, waste=waste)  # fmt: skip
         result.reflections.append(reflection)
         result.memory_notes += notes
@@ -197,7 +209,8 @@ def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[E
 
     trace = run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
                       max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,
-                      more_lessons=more_lessons if config.second_retrieval else None)  # fmt: skip
+                      more_lessons=more_lessons if config.second_retrieval else None,
+                      **binding(config.enforce, words, task.now, tools))  # fmt: skip
     return trace, [found_mid_run[rule] for rule in trace.added_lessons]
 
 

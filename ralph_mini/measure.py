@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace, run_react
-from ralph_mini.world import Task, grade
 from ralph_mini.tools import Tool
+from ralph_mini.world import Task, grade
 
 
 @dataclass(frozen=True)

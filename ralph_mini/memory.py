@@ -3,30 +3,36 @@
 The seed article's hardest lesson was *memory pollution*: a few lessons from a special case, retrieved
 for an ordinary task, made the agent worse. So every write passes guards, and every read is weighted:
 
-- **generalization filter**: a rule naming one instance (an order, a customer, an amount, a time) is
-  rejected (``lesson_guards.py``); ``generalization_confidence`` scores how general it has proved;
-- **write threshold** (the slow loop): a rule is a *candidate* until proposed in ``confirm_threshold``
-  separate tasks, or one run shows it alone saves ``calls_saved_threshold`` calls, or it was reflected
-  from an answer the grader rejected (a wrong answer costs a customer; a wasted call can wait for a
-  second task to confirm the lesson); only *active* rules are retrieved;
+- **generalization filter**: a rule naming one instance (a record, a person, an amount, a time) is
+  rejected (``lesson_guards.py``, with the world's ``Vocabulary``); ``confidence`` scores how general
+  it has proved;
+- **write threshold** (the slow loop): a rule is *active* once proposed in ``confirm_threshold``
+  separate tasks (or validated by a run), or one run shows it alone saves ``calls_saved_threshold``
+  calls, or it was reflected from an answer the grader rejected (a wrong answer costs a customer);
+  until then it is on *probation*: injected at once, ended by its first down-vote, made active by its
+  first validated run (``MemoryConfig.probation``; off, it waits unseen as a *candidate*);
 - **one row per task type and rule**: a lesson is learned on a task type and serves that type only; the
   same lesson in another wording or order, or a near duplicate, strengthens the one experience of that
   type instead of adding a row (``rule_forms.py``), and the same rule learned on two types is two rows,
   each judged by its own votes, so one type's evidence never flips the other's;
 - **votes** (``votes.py``): a run votes on an injected rule only if its whole trigger held; down for
-  calls wasted on a tool the rule sent it to, or for a wrong answer it could have caused. Votes decay
-  by votes (Generative Agents' recency, ExpeL's up/down-votes); with ``max_failures`` failures and more
-  recent down- than up-votes a rule is *removed*;
+  calls wasted on a tool the rule sent it to, or for a wrong answer it could have caused. A rule is
+  judged by what it does now: 2 of its last 3 votes down make it *invalid*, whatever its past (a lag
+  that grew, a source gone stale). Votes decay by votes (Generative Agents' recency, ExpeL's up- and
+  down-votes); with ``max_failures`` failures and more recent down- than up-votes it is *removed*;
 - **contradiction**: a rule that becomes active, or is confirmed by a new task or validated by a run
-  while active, marks *invalid* every active rule of its task type it contradicts (the same trigger and an opposite action,
-  or a wider rule it is a counterexample to: ``rule_forms.contradiction``); so does a world that stops
-  offering the tool a rule sends the agent to (``valid_from`` / ``invalid_from``, as Zep does);
+  while active, marks *invalid* every live rule of its task type it contradicts (the same trigger and
+  an opposite action, a wider rule it is a counterexample to, or the same rule with another threshold:
+  ``rule_forms.contradiction``); so does a world that stops offering the tool a rule sends the agent to
+  (``valid_from`` / ``invalid_from``, as Zep does). A rule on probation contradicts nothing;
+- **quarantine**: a lesson that does not parse (an older version's, a hand edit, a real model's) is
+  kept with the reason and never retrieved, checked on load: memory never crashes on what it holds;
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 
-Nothing is deleted: removed, invalid and expired experiences keep their status and reason. Time is an
-injected clock (``clock.py``); an explicit ``sweep()`` flags expiry, never a read. Memory knows no agent
-steps: the loop tells it which tags a run revealed (``log.run_tags``).
+Nothing is deleted: removed, invalid, quarantined and expired experiences keep their status and reason.
+Time is an injected clock (``clock.py``); an explicit ``sweep()`` flags expiry, never a read. Memory
+knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``).
 
 The record itself (``Experience``) and the settings (``MemoryConfig``) are in ``experience.py``.
 
@@ -34,16 +40,32 @@ Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.p
 *when* to reflect (``loop.py``).
 """
 
-import hashlib
-from collections.abc import Collection, Iterable
-from datetime import datetime, timedelta
+from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime
 
 from ralph_mini.clock import Clock
-from ralph_mini.experience import NO_DECAY, Experience, MemoryConfig, generalization_confidence
-from ralph_mini.lesson_guards import instance_details
-from ralph_mini.rule_forms import canonical, contradiction, normalize_wording, same_lesson
+from ralph_mini.experience import (
+    LIVE,
+    NO_DECAY,
+    Experience,
+    MemoryConfig,
+    days_since,
+    decay_factor,
+    generalization_confidence,
+    lesson_key,
+    quarantine,
+)
+from ralph_mini.lesson_guards import Vocabulary, instance_details
+from ralph_mini.rule_forms import (
+    canonical,
+    contradiction,
+    normalize_wording,
+    outdated,
+    replace_minutes,
+    same_rule,
+)
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
-from ralph_mini.votes import decayed, judge, sent_to, trigger_tag
+from ralph_mini.votes import apply_vote, judge, trigger_tag
 
 __all__ = [
     "NO_DECAY",
@@ -63,6 +85,7 @@ class Memory:
         self.clock = clock
         self.config = config or MemoryConfig()
         self.experiences: dict[str, Experience] = {e.id: e for e in experiences}
+        self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
 
     def propose(
         self,
@@ -74,10 +97,12 @@ class Memory:
         calls_saved: int = 0,
         failure_reason: str = "",
         rejected: bool = False,
+        vocabulary: Vocabulary | None = None,
     ) -> tuple[str, Experience | None]:
         """Offer a rule learned on a task of ``task_type``. Returns (decision, experience); the decision
-        says what happened."""
-        details = instance_details(rule_text)
+        says what happened. ``vocabulary``: the world's words, which the instance filter must not take
+        for names or ids (and without which it cannot judge a word in a tool's slot)."""
+        details = instance_details(rule_text, **(vocabulary.filter_arguments() if vocabulary else {}))
         if details:
             return f"rejected: names {', '.join(details)}; rules must hold for every task", None
         try:
@@ -120,18 +145,19 @@ class Memory:
         same = (
             e
             for e in self.experiences.values()
-            if e.task_type == task_type and e.trigger == tag and same_lesson(e.rule, rule)
+            if e.task_type == task_type and e.trigger == tag and e.parsed and same_rule(e.parsed, rule)
         )
         return next(same, None)
 
     def _promote(self, experience: Experience, now: str, fresh: bool = True, rejected: bool = False) -> str:
-        if experience.status == "removed":
-            return "kept out: removed earlier (" + experience.status_reason + ")"
+        if experience.status in ("removed", "quarantined"):
+            return f"kept out: {experience.status} earlier ({experience.status_reason})"
         confirmed = experience.confirmations >= self.config.confirm_threshold
         saves = experience.calls_saved >= self.config.calls_saved_threshold
         fixes = rejected and self.config.write_after_rejection
-        if experience.status in ("candidate", "expired", "invalid") and (confirmed or saves or fixes):
-            experience.status, experience.last_hit_at = "active", now
+        waiting = ("candidate", "probation", "expired", "invalid")
+        if experience.status in waiting and (confirmed or saves or fixes):
+            experience.status, experience.last_hit_at, experience.wrong_answers = "active", now, 0
             experience.valid_from, experience.invalid_from = now, None
             why = f"confirmed in {experience.confirmations} tasks" if confirmed else "saves calls alone"
             why = why if confirmed or saves else "learned from a rejected answer"
@@ -142,22 +168,27 @@ class Memory:
             return "; ".join([f"merged: {experience.confirmations} confirming tasks", *rivals])
         if experience.status == "invalid":
             return f"kept invalid: {experience.status_reason}"
-        return f"candidate: {experience.confirmations}/{self.config.confirm_threshold} confirmations"
+        if experience.status == "candidate" and self.config.probation:
+            experience.status, experience.status_reason = "probation", "proposed once: injected, votes decide"
+            return "on probation: injected from now, votes decide"
+        progress = f"{experience.confirmations}/{self.config.confirm_threshold} confirmations"
+        return f"{experience.status}: {progress}"
 
     def _invalidate_contradicted(self, new: Experience, now: str) -> list[str]:
-        """Mark every active rule of its task type the newly active ``new`` contradicts invalid from
-        ``now``, with why. Its confirmations restart at 0: only new tasks confirming it bring it back."""
-        rule, notes = parse_rule(new.rule), []
-        for old in [e for e in self.active() if e is not new and e.task_type == new.task_type]:
-            if why := contradiction(rule, parse_rule(old.rule)):
+        """Mark every live rule of its task type the active ``new`` contradicts invalid from ``now``, with
+        why. Its confirmations restart at 0: only new tasks confirming it bring it back."""
+        notes, rule = [], new.parsed
+        rivals = [e for e in self.experiences.values() if e.status in LIVE and e is not new and e.parsed]
+        for old in [e for e in rivals if e.task_type == new.task_type]:
+            if rule and (why := contradiction(rule, old.parsed)):
                 old.status, old.invalid_from, old.confirmations, old.calls_saved = "invalid", now, 0, 0
                 old.status_reason = f"contradicted by '{new.rule}' ({why})"
                 notes.append(f"invalidated: {old.rule}")
         return notes
 
     def weight(self, experience: Experience, now: datetime | None = None) -> float:
-        """Decayed weight; 0 for anything not active or past expiry."""
-        if experience.status != "active":
+        """Decayed weight; 0 for anything not active (or on probation) or past expiry."""
+        if experience.status not in LIVE:
             return 0.0
         days = days_since(experience.last_hit_at, now or self.clock())
         return experience.confidence * decay_factor(days, self.config)
@@ -168,7 +199,7 @@ class Memory:
         flagged = []
         for experience in self.experiences.values():
             days = days_since(experience.last_hit_at, now)
-            if experience.status == "active" and days > self.config.expire_after_days:
+            if experience.status in LIVE and days > self.config.expire_after_days:
                 experience.status = "expired"
                 experience.status_reason = f"not hit for {days:.0f} days"
                 flagged.append(experience)
@@ -215,67 +246,47 @@ class Memory:
         notes, now = [], self.clock().isoformat(timespec="minutes")
         for e in used:
             vote = judge(e.rule, e.trigger, revealed, wasted, correct, offered)
-            if vote is None:
+            if vote is None or e.status not in LIVE:
                 continue
-            up, why = vote
-            e.votes_up, e.votes_down = decayed(e.votes_up, e.votes_down, up, self.config.vote_half_life)
-            if up:  # a rule proving itself now is evidence against the wider rules it contradicts
-                e.validations += 1
-                notes += self._invalidate_contradicted(e, now) if e.status == "active" else []
-                continue
-            e.failures += 1
-            notes.append(f"down-voted: {e.rule} ({e.failures} failures{'; ' + why if why else ''})")
-            losing = e.failures >= self.config.max_failures and e.votes_down > e.votes_up
-            if losing and e.status == "active":
-                e.status, e.invalid_from = "removed", now
-                e.status_reason = (
-                    f"{e.failures} failures with it in play; recent votes "
-                    f"{e.votes_down:.1f} down against {e.votes_up:.1f} up"
-                )
-                notes.append(f"removed: {e.rule}")
+            notes += apply_vote(e, *vote, self.config, now)  # what a vote does: votes.apply_vote
+            if vote[0] and e.status == "active":  # a rule proving itself now is evidence against its rivals
+                notes += self._invalidate_contradicted(e, now)
         return notes
 
-    def invalidate_unoffered(self, offered: Collection[str], task_type: str) -> list[str]:
-        """A tool the world no longer offers makes every active rule of ``task_type`` that sends the agent
-        to it false from now (``invalid_from``, kept with why); a new task confirming it brings it back."""
+    def invalidate_unoffered(
+        self, offered: Collection[str], task_type: str, lags: Mapping[str, int | None] | None = None
+    ) -> list[str]:
+        """What the world says now, against the live rules of ``task_type``: a tool it no longer offers
+        makes every rule that sends the agent to it false from now; a tool whose declared lag (``lags``:
+        tool -> minutes) moved makes a rule about its age threshold outdated, and the same rule with the
+        new number replaces it ('age over 30 min: call T' -> 'age over 120 min: call T'). Kept with why
+        (``invalid_from``); a new task confirming a rule brings it back."""
         notes, now = [], self.clock().isoformat(timespec="minutes")
-        for e in [e for e in self.active() if e.task_type == task_type]:
-            try:
-                missing = sorted(sent_to(parse_rule(e.rule)) - set(offered))
-            except RuleSyntaxError:
+        for e in [e for e in self.experiences.values() if e.status in LIVE and e.task_type == task_type]:
+            why = outdated(e.parsed, offered, lags or {}) if e.parsed else ""
+            if not why:
                 continue
-            if missing:
-                e.status, e.invalid_from, e.confirmations, e.calls_saved = "invalid", now, 0, 0
-                e.status_reason = f"{', '.join(missing)} no longer offered"
-                notes.append(f"invalidated: {e.rule} ({e.status_reason})")
+            e.status, e.invalid_from, e.confirmations, e.calls_saved = "invalid", now, 0, 0
+            e.status_reason = why
+            notes.append(f"invalidated: {e.rule} ({why})")
+            lag = next((lags[a.tool] for a in e.parsed.actions if (lags or {}).get(a.tool or "")), None)
+            if lag is not None and "learns of a record" in why:
+                renumbered = str(replace_minutes(e.parsed, lag))
+                decision, new = self.propose(renumbered, task_id="world", run_id="world", task_type=task_type,
+                                             calls_saved=self.config.calls_saved_threshold)  # fmt: skip
+                if new is not None and new.status == "active":
+                    new.status_reason = f"renumbered from '{e.rule}': {why}"
+                notes.append(f"renumbered: {renumbered} ({decision})")
         return notes
 
     def active(self) -> list[Experience]:
         return [e for e in self.experiences.values() if e.status == "active"]
 
     def live(self) -> list[Experience]:
-        """Active and not past expiry: what retrieval may return, even before a sweep flags it."""
-        now = self.clock()
-        return [e for e in self.active() if days_since(e.last_hit_at, now) <= self.config.expire_after_days]
-
-
-def lesson_key(task_type: str, rule: Rule) -> str:
-    """A lesson's id: a hash of its task type and canonical rule, so each type has its own row."""
-    return hashlib.sha256(f"{task_type}|{rule}".encode()).hexdigest()[:12]
-
-
-def decay_factor(days: float, config: MemoryConfig) -> float:
-    """0.5 ** (days / half-life), x stale_factor past stale_after_days, 0 past expire_after_days.
-
-    half-life 7, stale after 14 (factor 0.5), expiry 30: day 0 -> 1.0, day 7 -> 0.5,
-    day 14 -> 0.25, day 15 -> 0.114, day 31 -> 0.0
-    """
-    if days > config.expire_after_days:
-        return 0.0
-    weight = 0.5 ** (max(days, 0.0) / config.half_life_days)
-    return weight * config.stale_factor if days > config.stale_after_days else weight
-
-
-def days_since(moment: str, now: datetime) -> float:
-    """Days from an ISO time stamp to ``now``: '2025-03-03T12:00', 2025-03-10 12:00 -> 7.0."""
-    return (now - datetime.fromisoformat(moment)) / timedelta(days=1)
+        """Active or on probation, and not past expiry: what retrieval may return, even before a sweep."""
+        now, expiry = self.clock(), self.config.expire_after_days
+        return [
+            e
+            for e in self.experiences.values()
+            if e.status in LIVE and days_since(e.last_hit_at, now) <= expiry
+        ]

@@ -112,11 +112,11 @@ def experiences_from(data: object) -> list[Experience]:
 
 
 def journal(memory: Memory, title: str = "Work journal") -> str:
-    """All experiences as readable markdown, grouped by status, strongest first. Removed and invalid
-    lessons stay, with why and since when: memory never deletes silently."""
+    """All experiences as readable markdown, grouped by status, strongest first. Removed, invalid and
+    quarantined lessons stay, with why and since when: memory never deletes silently."""
     now = memory.clock()
     lines = [f"# {title} ({now:%Y-%m-%d})", ""]
-    for status in ("active", "candidate", "expired", "removed", "invalid"):
+    for status in ("active", "probation", "candidate", "expired", "removed", "invalid", "quarantined"):
         group = [e for e in memory.experiences.values() if e.status == status]
         if not group:
             continue

@@ -29,7 +29,9 @@ Each ineffective pattern becomes a rule in the micro-prompt grammar (``rules.py`
   ``when status is W and age under N min: skip T``; T helped an older one -> ``... over N min: call T``;
 - a rejected answer, or a write, made without any look-up -> ``when any task: start with L`` (the
   read-only tool that holds every record, else the first listed); a rejected answer after seeing status
-  W, with a read-only tool whose description speaks of W never called -> ``when status is W ...: call T``.
+  W, with a read-only tool whose description speaks of W never called -> ``when status is W ...: call T``;
+  else, when the tool that holds every record was never asked -> ``when any task: start with F`` (a
+  partial source said something wrong: it went stale).
 
 Reading the prompt and the log is ``offline_log.py``: the record words (``Frame``: the noun NOUN, the
 status and creation-time fields, the answer for a missing record) and the tools' roles ("writes",
@@ -60,7 +62,8 @@ from ralph_mini.offline_log import (
 )
 
 MAX_WORDS_RE = re.compile(r"at most (\d+) words")
-FOUND = ("ok", "not_found")  # every other status is a failed call
+FOUND = ("ok", "not_found")  # every other status is a failed call, but one:
+REFUSED = "refused"  # a lesson's guard turned the step back: no call was made (the log's word)
 
 VAGUE_ADVICE = (
     "The agent could improve performance by being more efficient, avoiding unnecessary steps and "
@@ -109,6 +112,8 @@ def analyse_run(run: dict, docs: dict[str, ToolDoc], frame: Frame, out: Findings
         useful, explained = False, True
         if tool in docs and docs[tool].writes:
             continue  # a write is judged by the grader's verdict (verdict_findings)
+        if status == REFUSED:
+            continue  # a lesson's guard turned it back: not a call, nothing came of it (votes judge it)
         if status not in FOUND:
             out.add("ineffective", f"{tool} failed ({status}) and gave no field")
             out.add("avoid", f"calling {tool} for this kind of request")
@@ -258,9 +263,12 @@ def verdict_findings(run: dict, docs: dict[str, ToolDoc], frame: Frame, known: d
         return
     called = {s["tool"] for s in steps}
     age = record_age(known, run["now"], frame.created_field)
-    for doc in docs.values():
-        if doc.writes or doc.name in called or not re.search(rf"\b{re.escape(status)}\b", doc.text):
-            continue
+    meant = [
+        d
+        for d in docs.values()
+        if not d.writes and d.name not in called and re.search(rf"\b{re.escape(status)}\b", d.text)
+    ]
+    for doc in meant:
         out.add(
             "ineffective",
             f"the grader rejected {wrong}; {doc.name}, meant for a {status} {frame.noun}, was never called",
@@ -269,6 +277,13 @@ def verdict_findings(run: dict, docs: dict[str, ToolDoc], frame: Frame, known: d
             out.add("rules", f"when status is {status}: call {doc.name}")
         elif age is not None and age > doc.minutes:
             out.add("rules", f"when status is {status} and age over {doc.minutes} min: call {doc.name}")
+    fuller = [d.name for d in docs.values() if d.holds_every and not d.writes and d.name not in called]
+    if not meant and fuller:  # what a partial source said was wrong, and the one that holds all was not asked
+        out.add(
+            "ineffective",
+            f"the grader rejected {wrong}; {fuller[0]}, which holds every {frame.noun}, was never called",
+        )
+        out.add("rules", f"when any task: start with {fuller[0]}")
 
 
 def render(findings: Findings, max_words: int | None) -> str:

@@ -31,6 +31,7 @@ class Observed:
     system: str = ""  # the system prompt: a request's policy reads it
     results: dict[str, tuple[str, dict]] = field(default_factory=dict)  # tool -> (status, fields)
     attempts: dict[str, int] = field(default_factory=dict)
+    refused: set[str] = field(default_factory=set)  # tools a lesson's guard refused: not asked again
     calls_made: int = 0
     parameters: dict[str, list[str]] = field(default_factory=dict)  # tool -> its parameter names
     sources: tuple[str, ...] = ()  # the look-ups whose records carry a status, the fuller first
@@ -71,8 +72,8 @@ class Observed:
         return "missing" if fullest and self.results.get(fullest, ("",))[0] == "not_found" else None
 
     def done(self, tool: str) -> bool:
-        """A tool counts as done once it answered ok or not_found, or failed twice."""
-        return tool in self.results or self.attempts.get(tool, 0) >= 2
+        """A tool counts as done once it answered ok or not_found, failed twice, or was refused."""
+        return tool in self.results or self.attempts.get(tool, 0) >= 2 or tool in self.refused
 
 
 def read_conversation(messages: list[dict], tools: list[dict], habits: Habits) -> Observed:
@@ -108,6 +109,8 @@ def read_conversation(messages: list[dict], tools: list[dict], habits: Habits) -
             seen.attempts[name] = seen.attempts.get(name, 0) + 1
             if status in ("ok", "not_found"):
                 seen.results[name] = (status, read_fields(detail))
+            elif status == "refused":
+                seen.refused.add(name)
     return seen
 
 

@@ -23,7 +23,7 @@ from collections.abc import Collection, Sequence
 
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
-from ralph_mini.reflect import Review, quick_review
+from ralph_mini.review import Review, quick_review
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import Tool
 from ralph_mini.votes import trigger_held

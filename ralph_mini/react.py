@@ -12,6 +12,9 @@ call nor an answer) becomes an observation the model sees; more than ``max_pitfa
 stop the run (the seed's "max pitfall depth"), and ``max_steps`` bounds every run. How each failure
 is caught is ``hardening.py`` (notebook 07).
 
+Lessons can also bind: with a ``guard`` (``guards.py``, notebook 12) a call a lesson forbids is refused
+at the tool boundary, a status ``refused`` that costs the model a turn and no tool call.
+
 Left out on purpose: parallel tool execution, streaming, planning (that comes with the Ralph Loop).
 """
 
@@ -22,16 +25,19 @@ from typing import Protocol
 from ralph_mini.hardening import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,
+    REFUSED,
     REPEATED,
     WRONG_STATUSES,
     bad_reply_observation,
+    canonical_arguments,
     clip,
     parse_final_answer,
     run_call,
     transcript_message,
 )
-from ralph_mini.model import ChatModel, ModelReply, ToolCall, count_tokens
-from ralph_mini.rules import LESSONS_HEADER, MORE_LESSONS_HEADER, bullets
+from ralph_mini.model import ChatModel, ModelReply, ToolCall
+from ralph_mini.prompt_lessons import LessonBudget, build_system_prompt, lesson_tokens  # noqa: F401 (re-exported)
+from ralph_mini.rules import MORE_LESSONS_HEADER, bullets
 from ralph_mini.tools import Tool
 
 
@@ -43,6 +49,19 @@ class Assignment(Protocol):
 
     @property
     def system_prompt(self) -> str: ...  # the world's prompt, with its current time filled in
+
+
+class CallGuard(Protocol):
+    """Checks at the tool boundary, from the lessons a run carries (``guards.Guard``)."""
+
+    def first_tools(self, offered: Sequence[str]) -> list[str]: ...  # the first turn's tools
+
+    def check_call(self, tool: str, steps: Sequence["Step"]) -> str | None: ...  # a refusal, or None
+
+    def check_answer(self, steps: Sequence["Step"]) -> str | None: ...  # a refusal, or None
+
+
+ANSWER = "(answer)"  # the tool name of a refused answer's step
 
 
 @dataclass(frozen=True)
@@ -67,7 +86,7 @@ class Step:
 
     def to_message(self) -> dict:
         """The observation as the model sees it next turn."""
-        if self.status == "bad_reply":
+        if self.status == "bad_reply" or self.tool == ANSWER:
             return {"role": "user", "content": self.observation}
         return {"role": "tool", "tool_call_id": self.call_id, "content": self.observation}
 
@@ -94,7 +113,8 @@ class Trace:
 
     @property
     def tool_calls(self) -> int:
-        return sum(1 for s in self.steps if s.status != "bad_reply")
+        """Calls that reached a tool: a bad reply or a call a guard refused reached none."""
+        return sum(1 for s in self.steps if s.status not in ("bad_reply", REFUSED))
 
     @property
     def wrong_calls(self) -> int:
@@ -112,44 +132,6 @@ class Trace:
         self.model_latency_s += reply.latency_s
 
 
-@dataclass(frozen=True)
-class LessonBudget:
-    """The one budget for lessons in a prompt (seed: at most 3, at most 15% of the context). Every lesson
-    a run carries, planned or added mid-run, passes ``fit`` here: no caller can go over it."""
-
-    max_lessons: int = 3
-    share: float = 0.15
-    context_tokens: int = 8192
-
-    @property
-    def tokens(self) -> int:
-        return int(self.share * self.context_tokens)
-
-    def fit(self, lessons: Sequence[str], carried: Sequence[str] = ()) -> list[str]:
-        """The first ``lessons`` (in order, no repeats) that fit next to the ``carried`` ones."""
-        chosen: list[str] = []
-        used = sum(lesson_tokens(lesson) for lesson in carried)
-        for lesson in dict.fromkeys(lessons):
-            if len(carried) + len(chosen) >= self.max_lessons:
-                break
-            if lesson in carried:
-                continue
-            if used + lesson_tokens(lesson) <= self.tokens:
-                chosen.append(lesson)
-                used += lesson_tokens(lesson)
-        return chosen
-
-
-def lesson_tokens(rule: str) -> int:
-    """Tokens one lesson adds to a prompt: its bullet line."""
-    return count_tokens(bullets([rule]) + "\n")
-
-
-def build_system_prompt(base: str, lessons: Sequence[str] = ()) -> str:
-    """The world's prompt, with lessons (micro-prompts) appended as a bulleted list if there are any."""
-    return base + ("\n\n" + LESSONS_HEADER + "\n" + bullets(lessons) if lessons else "")
-
-
 def run_react(
     task: Assignment,
     model: ChatModel,
@@ -161,6 +143,8 @@ def run_react(
     more_lessons: Callable[[Step], Sequence[str]] | None = None,
     tool_timeout_s: float | None = None,
     budget: LessonBudget = LessonBudget(),
+    guard: Callable[[Sequence[str]], CallGuard] | None = None,
+    lessons_in_prompt: bool = True,
 ) -> Trace:
     """Run one task to a final answer, ``max_steps`` model turns, or too many wrong calls.
 
@@ -173,26 +157,37 @@ def run_react(
     about the last observation, until it once answers; its lessons join the conversation as a system
     message and are kept in ``trace.added_lessons``. Both pass ``budget``: a prompt never carries more
     lessons or lesson tokens than it allows, the added ones included.
+
+    ``guard`` builds the checks of the lessons the run carries (planned, then with the added ones); with
+    ``lessons_in_prompt=False`` the lessons bind only through it (``LoopConfig.enforce``).
     """
     lessons = budget.fit(lessons)
+    shown = lessons if lessons_in_prompt else []
     messages = [
-        {"role": "system", "content": build_system_prompt(task.system_prompt, lessons)},
+        {"role": "system", "content": build_system_prompt(task.system_prompt, shown)},
         {"role": "user", "content": task.question},
     ]
     schemas = [t.schema() for t in tools]
     by_name = {t.name: t for t in tools}
     trace = Trace(task=task, messages=messages)
-    for _ in range(max_steps):
-        reply = model.complete(messages, schemas)
+    checks = guard(lessons) if guard else None
+    for turn in range(max_steps):
+        reply = model.complete(messages, first_turn(schemas, checks) if turn == 0 else schemas)
         trace.add_reply(reply)
         messages.append(transcript_message(reply))
         if not reply.tool_calls:
             trace.final_text = reply.content
             trace.answer = parse_final_answer(reply.content or "")
+            refusal = checks.check_answer(trace.steps) if checks and trace.answer is not None else None
+            if refusal:
+                trace.answer = None
+                trace.steps.append(step_of(len(trace.steps) + 1, reply, None, REFUSED, refusal))
+                messages.append(trace.steps[-1].to_message())
+                continue
             if trace.answer is not None:
                 trace.stop_reason = "answered"
                 return trace
-        for step in new_steps(reply, by_name, task, trace, max_pitfall_depth, tool_timeout_s):
+        for step in new_steps(reply, by_name, task, trace, max_pitfall_depth, tool_timeout_s, checks):
             trace.steps.append(step)
             messages.append(step.to_message())
         if (
@@ -202,77 +197,86 @@ def run_react(
             and len(lessons) < budget.max_lessons
         ):
             trace.added_lessons = budget.fit(more_lessons(trace.steps[-1]), carried=lessons)
-            if trace.added_lessons:
+            checks = guard([*lessons, *trace.added_lessons]) if guard else None
+            if trace.added_lessons and lessons_in_prompt:
                 more = MORE_LESSONS_HEADER + "\n" + bullets(trace.added_lessons)
                 messages.append({"role": "system", "content": more})
-        if trace.wrong_calls > max_pitfall_depth:
+        if too_deep(trace.steps, trace.wrong_calls, max_pitfall_depth):
             trace.stop_reason = f"max_pitfall_depth: {trace.wrong_calls} wrong calls"
             return trace
     trace.stop_reason = f"max_steps: no final answer after {max_steps} model turns"
     return trace
 
 
-def new_steps(reply, by_name, task, trace: Trace, max_pitfall_depth: int, tool_timeout_s) -> list[Step]:
+def first_turn(schemas: list[dict], checks: CallGuard | None) -> list[dict]:
+    """The tools of the first model turn: all of them, or the one a guarded 'start with' lesson names."""
+    if checks is None:
+        return schemas
+    allowed = checks.first_tools([s["function"]["name"] for s in schemas])
+    return [s for s in schemas if s["function"]["name"] in allowed]
+
+
+def new_steps(reply, by_name, task, trace: Trace, max_pitfall_depth: int, tool_timeout_s,
+              checks: CallGuard | None = None) -> list[Step]:  # fmt: skip
     """The steps of one reply: one per tool call, run one at a time, stopping mid-reply once too many
-    went wrong; or one ``bad_reply`` step for a reply with neither a call nor a readable answer."""
+    went wrong; or one ``bad_reply`` step for a reply with neither a call nor a readable answer. A call
+    the guard refuses is not run: its step says why."""
     if not reply.tool_calls:
-        return [bad_reply_step(len(trace.steps) + 1, reply)]
+        return [step_of(len(trace.steps) + 1, reply, None, "bad_reply", bad_reply_observation(reply.content))]
     steps: list[Step] = []
     for call in reply.tool_calls:
         index = len(trace.steps) + len(steps) + 1
-        if repeats(call, [*trace.steps, *steps]):
-            steps.append(repeated_step(call, index, reply))
+        refusal = checks.check_call(str(call.name), [*trace.steps, *steps]) if checks else None
+        if refusal:
+            steps.append(step_of(index, reply, call, REFUSED, refusal))
+        elif repeats(call, [*trace.steps, *steps]):
+            # not run again: a wrong call (toward the pitfall depth); its answer is already above
+            seen = f"error: {call.name} was already called with these arguments; see its result"
+            steps.append(step_of(index, reply, call, REPEATED, seen))
         else:
             steps.append(execute_call(call, by_name, task, index, reply, tool_timeout_s))
-        if trace.wrong_calls + sum(step.wrong for step in steps) > max_pitfall_depth:
+        if too_deep(
+            [*trace.steps, *steps], trace.wrong_calls + sum(s.wrong for s in steps), max_pitfall_depth
+        ):
             break
     return steps
 
 
-def execute_call(
-    call: ToolCall, tools: dict[str, Tool], task: Assignment, index: int, reply: ModelReply,
-    tool_timeout_s: float | None = None,
-) -> Step:  # fmt: skip
-    """Run one tool call (``hardening.run_call``) and record it as a step. The reply's thought, latency
-    and tokens go on its first call's step."""
+def too_deep(steps: Sequence[Step], wrong_calls: int, max_pitfall_depth: int) -> bool:
+    """More wrong calls than the max pitfall depth; or a loop: the call just made repeats one that
+    answered, with the wrong calls at the depth, so a call repeated forever stops at max_pitfall_depth
+    + 1 calls (the first and its repeats)."""
+    looping = bool(steps) and steps[-1].status == REPEATED and wrong_calls >= max_pitfall_depth
+    return wrong_calls > max_pitfall_depth or looping
+
+
+def execute_call(call: ToolCall, tools: dict[str, Tool], task: Assignment, index: int, reply: ModelReply,
+                 tool_timeout_s: float | None = None) -> Step:  # fmt: skip
+    """Run one tool call (``hardening.run_call``) and record it as a step."""
     status, observation, latency_s = run_call(call, tools, task.relevant_tools, tool_timeout_s)
-    first = call is reply.tool_calls[0]
-    return Step(
-        index,
-        thought=reply.content if first else None,
-        tool=clip(str(call.name), MAX_NAME_CHARS),
-        arguments=clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS),
-        status=status,
-        observation=observation,
-        tool_latency_s=latency_s,
-        model_latency_s=reply.latency_s if first else 0.0,
-        tokens_in=reply.usage.prompt_tokens if first else 0,
-        tokens_out=reply.usage.completion_tokens if first else 0,
-        call_id=call.id,
-    )
+    return step_of(index, reply, call, status, observation, latency_s)
 
 
 def repeats(call: ToolCall, earlier: Sequence[Step]) -> bool:
-    """Loop detection: the same tool with the same arguments, after such a call already answered (ok or
-    not_found). Asking again after an error is a fair retry; asking again after an answer is a loop."""
-    arguments = clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS)
-    return any(s.tool == call.name and s.arguments == arguments and not s.wrong for s in earlier)
+    """Loop detection: the same tool with the same arguments by their meaning (parsed: spacing, key order
+    and number spelling aside), after such a call already answered (ok or not_found). Asking again
+    after an error is a fair retry; asking again after an answer is a loop."""
+    meaning = canonical_arguments(clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS))
+    return any(
+        s.tool == call.name and not s.wrong and canonical_arguments(s.arguments) == meaning for s in earlier
+    )
 
 
-def repeated_step(call: ToolCall, index: int, reply: ModelReply) -> Step:
-    """A repeated call is not run again: it is a wrong call (toward the pitfall depth), and the model is
-    told its answer is already above."""
-    first = call is reply.tool_calls[0]
-    return Step(index, thought=reply.content if first else None, tool=clip(str(call.name), MAX_NAME_CHARS),
-                arguments=clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS), status=REPEATED,
-                observation=f"error: {call.name} was already called with these arguments; see its result",
+def step_of(index: int, reply: ModelReply, call: ToolCall | None, status: str, observation: str,
+            tool_latency_s: float = 0.0) -> Step:  # fmt: skip
+    """One step of ``reply``: for one of its calls, or (call None) for the reply itself: a bad reply, or
+    an answer a guard refused. The reply's thought, latency and tokens go on its first step."""
+    first = call is None or call is reply.tool_calls[0]
+    tool = str(call.name) if call else (ANSWER if status == REFUSED else "(none)")
+    return Step(index, thought=reply.content if first else None, tool=clip(tool, MAX_NAME_CHARS),
+                arguments=clip(str(call.arguments or "") if call else "", MAX_OBSERVATION_CHARS),
+                status=status, observation=observation, tool_latency_s=tool_latency_s,
                 model_latency_s=reply.latency_s if first else 0.0,
                 tokens_in=reply.usage.prompt_tokens if first else 0,
-                tokens_out=reply.usage.completion_tokens if first else 0, call_id=call.id)  # fmt: skip
-
-
-def bad_reply_step(index: int, reply: ModelReply) -> Step:
-    """A reply with no tool call and no readable final answer: a wrong call, and the model is told why."""
-    return Step(index, thought=reply.content, tool="(none)", arguments="", status="bad_reply",
-                observation=bad_reply_observation(reply.content), model_latency_s=reply.latency_s,
-                tokens_in=reply.usage.prompt_tokens, tokens_out=reply.usage.completion_tokens)  # fmt: skip
+                tokens_out=reply.usage.completion_tokens if first else 0,
+                call_id=call.id if call else "")  # fmt: skip

@@ -14,24 +14,22 @@ The seed article's lessons, built in:
 Every world word in the prompt and the checks comes from the world's ``Words`` and tools' roles.
 
 Also here: ``reflection_text``, what a reflector reads (the compact log and the grader's verdict line,
-which names the rejected fields, never their right values); and ``quick_review``, the fast loop's check
-of one run from what the agent sees (no grader): wrong calls, redundant calls (``waste.py``), a
-complete answer, a write, an answer with no look-up; retry or not?
+which names the rejected fields, never their right values). The fast loop's own check of one run,
+``quick_review``, is ``review.py``.
 
 Left out on purpose: free-form advice (it is what the template exists to prevent) and any memory
 write: deciding what to keep is ``memory.py``'s job.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ralph_mini.lesson_guards import instance_details
+from ralph_mini.lesson_guards import Vocabulary, instance_details
 from ralph_mini.log import format_for_reflection, log_run
 from ralph_mini.model import ChatModel
 from ralph_mini.react import Trace
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import Tool
-from ralph_mini.waste import redundant_steps
 from ralph_mini.world import Grade, Words
 
 SECTIONS = ("EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID")
@@ -130,10 +128,8 @@ def item_problems(item: str, section: str, max_words: int, names: Sequence[str],
         found.append(f"item has {count} words, over {max_words}: '{item[:40]}...'")
     if not any(name in item.lower() for name in names):
         found.append(f"vague item names no tool or field: '{item[:60]}'")
-    known = (*names, *words.vocabulary())
-    if details := instance_details(
-        item, known_words=known, id_patterns=words.id_formats, nouns=(words.noun,)
-    ):
+    vocabulary = Vocabulary.of(words, names)  # as memory and the loop pass it to the filter
+    if details := instance_details(item, **vocabulary.filter_arguments()):
         found.append(
             f"item names a specific instance ({', '.join(details)}); it must hold for every {words.noun}"
         )
@@ -225,68 +221,6 @@ def ask_untemplated(transcript: str, model: ChatModel) -> str:
         {"role": "user", "content": transcript},
     ]
     return model.complete(messages, []).content or ""
-
-
-@dataclass(frozen=True)
-class Review:
-    """The fast loop's verdict on one run, from run-time signals only."""
-
-    wrong_calls: int
-    redundant_calls: int
-    answered: bool
-    complete: bool
-    retry: bool
-    reason: str
-    wrote: bool = False  # a writing tool ran: the run is never retried (a retry would write again)
-    blind: bool = False  # answered or wrote without any look-up: a finding even at no waste
-
-
-def quick_review(
-    trace: Trace,
-    answer_fields: Sequence[str] = (),
-    writing: Collection[str] = (),
-    complete_tools: Collection[str] = (),
-    missing: str | None = None,
-) -> Review:
-    """Score one run against what a good run looks like, from what the agent can see (no grader).
-
-    Complete: the answer has the task's own ``answer_fields``, and an answer saying ``missing`` (the
-    world's "no such record") rests on a look-up that answered (in an outage every look-up failed:
-    nothing was found *or* not found). Retry only without a complete answer, never after a write
-    (``writing``: the tools that change the world). An answer or write with no look-up is ``blind``.
-    ``complete_tools`` hold every record (``waste.redundant_steps``).
-    """
-    answer = trace.answer or {}
-    answered = trace.answer is not None
-    looked = any(s.status in ("ok", "not_found") and s.tool not in writing for s in trace.steps)
-    wrote = any(s.status in ("ok", "wrong_tool") and s.tool in writing for s in trace.steps)  # it ran
-    says_missing = missing is not None and any(str(v) == missing for v in answer.values())
-    complete = answered and all(k in answer for k in answer_fields) and (looked or not says_missing)
-    blind = (answered or wrote) and not looked
-    redundant = len(redundant_steps(trace, writing, complete_tools))
-    if not answered:
-        reason = f"no answer ({trace.stop_reason})"
-    elif not complete:
-        reason = f"answer lacks {', '.join(answer_fields)} or rests on no look-up"
-    elif blind:
-        reason = "answered without any look-up: reflect later"
-    elif trace.wrong_calls or redundant:
-        reason = f"answered, {trace.wrong_calls} wrong and {redundant} redundant calls: reflect later"
-    else:
-        reason = "clean run"
-    retry = not complete and not wrote
-    if not complete:
-        reason += ": no retry, it wrote" if wrote else ": retry with a refined plan"
-    return Review(
-        wrong_calls=trace.wrong_calls,
-        redundant_calls=redundant,
-        answered=answered,
-        complete=complete,
-        retry=retry,
-        reason=reason,
-        wrote=wrote,
-        blind=blind,
-    )
 
 
 def reflection_text(trace: Trace, run_id: str, correct: bool | None, verdict: Grade | None = None) -> str:

@@ -15,6 +15,10 @@ rather than on their text, because a reflector (or a person) writes the same les
 - **contradiction** (``contradiction``): the same trigger (age included) and opposite actions: skip T
   against call T or start with T; answer (stop now) against any call; start with T against start
   with another tool. Memory invalidates the older rule (``memory.py``), Zep-style;
+- **another threshold** (``renumbered``): the same rule with an age threshold further off than the
+  near-duplicate tolerance; the new one replaces the old (a lag that moved);
+- **outdated** (``outdated``): a rule the world's tools now contradict: a tool it sends the agent to is
+  gone, or a lag it has a threshold about moved (memory then writes the rule with the new number);
 - **counterexample**: a new rule whose trigger is *narrower* than an old one's ("status is pending and
   age over 30 min" inside "status is pending"; anything inside "any task") and whose action opposes it
   (skip T against call T, answer against call T) shows a case where the old, wider rule is wrong: "when
@@ -28,6 +32,8 @@ write the grammar).
 """
 
 import re
+from collections.abc import Collection, Mapping
+from dataclasses import replace
 
 from ralph_mini.rules import ACTION_VERBS, Action, Rule, RuleSyntaxError, Trigger, parse_rule
 
@@ -80,9 +86,14 @@ def canonical(rule: Rule) -> Rule:
 def same_lesson(text: str, rule: Rule) -> bool:
     """Is the stored rule ``text`` the canonical ``rule``, in its own order or as a near duplicate?"""
     try:
-        other = canonical(parse_rule(text))
+        return same_rule(parse_rule(text), rule)
     except RuleSyntaxError:
         return False
+
+
+def same_rule(other: Rule, rule: Rule) -> bool:
+    """``same_lesson`` for a rule parsed already (memory parses each stored rule once)."""
+    other = canonical(other)
     return other == rule or near_duplicate(other, rule)
 
 
@@ -106,6 +117,8 @@ def contradiction(new: Rule, old: Rule) -> str:
     'when status is pending and age over 30 min: call T' against 'when status is pending: answer' ->
     'call T against answer'.
     """
+    if renumbered(new, old):
+        return f"the threshold is {new.trigger.minutes} min now, not {old.trigger.minutes}"
     if new.trigger == old.trigger:
         opposite = _opposite
     elif narrower(new.trigger, old.trigger):
@@ -120,6 +133,16 @@ def contradiction(new: Rule, old: Rule) -> str:
             if opposite(mine, theirs) or opposite(theirs, mine):
                 return f"{mine} against {theirs}"
     return ""
+
+
+def renumbered(new: Rule, old: Rule) -> bool:
+    """The same rule with another age threshold, beyond a near duplicate's tolerance: 'age over 120 min:
+    call T' against 'age over 30 min: call T'. The new one replaces the old (the world's lag moved)."""
+    tn, to = new.trigger, old.trigger
+    same_shape = (tn.kind, tn.tool, tn.status, tn.age_op) == (to.kind, to.tool, to.status, to.age_op)
+    if not same_shape or tn.minutes is None or to.minutes is None or set(new.actions) != set(old.actions):
+        return False
+    return not near_duplicate(new, old)
 
 
 def narrower(inner: Trigger, outer: Trigger) -> bool:
@@ -153,3 +176,26 @@ def _opposite(a: Action, b: Action) -> bool:
 def _opposite_later(a: Action, b: Action) -> bool:
     """Opposite once a narrower trigger is seen mid-run: skip T against call T, answer against call T."""
     return b.verb == "call" and (a.verb == "answer" or (a.verb == "skip" and a.tool == b.tool))
+
+
+def replace_minutes(rule: Rule, minutes: int) -> Rule:
+    """The same rule with another age threshold."""
+    return Rule(replace(rule.trigger, minutes=minutes), rule.actions)
+
+
+def outdated(rule: Rule, offered: Collection[str], lags: Mapping[str, int | None]) -> str:
+    """Why the world now says ``rule`` is false ('' if it does not): a tool it sends the agent to is gone,
+    or the tool its age threshold is about declares a lag that makes the rule wrong for some ages ('under
+    120 min: skip T' once T knows a record at 30 min; 'over 30 min: call T' once T needs 120 min)."""
+    missing = sorted({a.tool for a in rule.actions if a.verb in ("call", "start") and a.tool} - set(offered))
+    if missing:
+        return f"{', '.join(missing)} no longer offered"
+    minutes, op = rule.trigger.minutes, rule.trigger.age_op
+    for action in rule.actions:
+        lag = lags.get(action.tool or "") if minutes is not None else None
+        if lag is None or abs(lag - minutes) <= AGE_TOLERANCE * max(lag, minutes):
+            continue
+        # 'under N: skip T' skips what T now knows if N > lag; 'over N: call T' asks T too soon if N < lag
+        if (op, action.verb) in (("under", "skip"), ("over", "call")) and (minutes > lag) == (op == "under"):
+            return f"{action.tool} learns of a record after {lag} min now, not {minutes}"
+    return ""

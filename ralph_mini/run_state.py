@@ -1,4 +1,5 @@
-"""A benchmark run's state on disk, so a killed run can be finished (``bench --state DIR --resume``).
+"""A benchmark run's state on disk, so a killed run can be finished (notebook 07, ``bench --state DIR
+--resume``).
 
 Why: a 50-task run with a real model takes an hour; a kernel restart or a ``kill -9`` must not throw it
 away, and continuing by hand (an empty history, a memory file saved at some other moment) gives a
@@ -33,8 +34,8 @@ from ralph_mini.memory import MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.react import run_react
 from ralph_mini.store import Store
-from ralph_mini.world import Task, grade
 from ralph_mini.tools import Tool
+from ralph_mini.world import Task, grade
 
 SETTINGS = "settings.json"
 

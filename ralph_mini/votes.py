@@ -29,12 +29,20 @@ rule is judged by the tasks it met: a rule met rarely keeps its record, a rule m
 its last few tasks. Steady state: n up-votes in a row weigh (1 - k ** n) / (1 - k), at most 7.7 with
 k = 0.5 ** 0.2; 23 weigh 7.41, and five straight failures then outweigh them (3.86 down, 3.70 up).
 
+What a vote does (``apply_vote``): a rule is judged by what it does *now*. Besides the decayed tally,
+each rule keeps its last few votes (``Experience.recent``); when ``recent_failures`` of its last
+``recent_window`` are down (2 of 3), it is *invalid* from now, whatever its past: a lag that grew, a
+source that went stale, a planted lesson that was wrong from the start. A rule on *probation* (proposed
+once, injected at once) is invalid at its first down-vote, and made active by its first up-vote. With
+``max_failures`` failures and more recent down- than up-votes in the tally, an active rule is *removed*.
+
 Left out on purpose: partial credit (a vote is 1), and decay by wall-clock time (weights already decay
 by days since last hit, ``memory.decay_factor``).
 """
 
 from collections.abc import Collection
 
+from ralph_mini.experience import Experience, MemoryConfig
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
 
 
@@ -115,3 +123,47 @@ def decayed(up: float, down: float, is_up: bool, half_life: float) -> tuple[floa
     """
     keep = 0.5 ** (1 / half_life)
     return round(up * keep + is_up, 6), round(down * keep + (not is_up), 6)
+
+
+def apply_vote(e: Experience, up: bool, why: str, config: MemoryConfig, now: str) -> list[str]:
+    """Count one vote on ``e`` and change its status if the vote says so; returns memory's notes. ``why``
+    is '' for a wrong answer the rule could have caused, else the waste ('2 wasted calls to T')."""
+    e.votes_up, e.votes_down = decayed(e.votes_up, e.votes_down, up, config.vote_half_life)
+    e.recent = (e.recent + ("+" if up else "-" if why else "x"))[-config.recent_window :]
+    if up:
+        e.validations += 1
+        if e.status != "probation":
+            return []
+        e.status, e.valid_from, e.status_reason, e.wrong_answers = "active", now, "validated on probation", 0
+        return [f"active: {e.rule} (validated on probation)"]
+    e.failures += 1
+    e.wrong_answers += not why
+    notes = [f"down-voted: {e.rule} ({e.failures} failures; {why or 'a wrong answer it could have caused'})"]
+    if failing(e, config):
+        was = failing(e, config)
+        e.status, e.invalid_from, e.confirmations = "invalid", now, 0
+        e.status_reason = f"{was}: what it says does not hold now"
+        return [*notes, f"invalidated: {e.rule} ({e.status_reason})"]
+    if e.status == "active" and e.failures >= config.max_failures and e.votes_down > e.votes_up:
+        e.status, e.invalid_from = "removed", now
+        down, up_votes = f"{e.votes_down:.1f}", f"{e.votes_up:.1f}"
+        e.status_reason = (
+            f"{e.failures} failures with it in play; recent votes {down} down against {up_votes} up"
+        )
+        notes.append(f"removed: {e.rule}")
+    return notes
+
+
+def failing(e: Experience, config: MemoryConfig) -> str:
+    """Why a rule that was just down-voted loses its standing now ('' if it keeps it): on probation, at
+    once; active, at 2 down of its last 3 votes, or at 2 wrong answers it could have caused since it
+    became active (a wrong answer costs more than a wasted call, so ups between do not excuse it)."""
+    downs = len(e.recent) - e.recent.count("+")
+    if e.status == "probation":
+        return "failed on probation"
+    if e.status == "active" and downs >= config.recent_failures:
+        return f"{downs} of its last {len(e.recent)} votes down"
+    if e.status == "active" and e.wrong_answers >= config.max_wrong_answers:
+        answers = "a wrong answer" if e.wrong_answers == 1 else f"{e.wrong_answers} wrong answers"
+        return f"{answers} it could have caused since it became active"
+    return ""

@@ -1,4 +1,5 @@
-"""Which calls of a run were wasted: one definition, for the fast loop, the votes and the threshold.
+"""Which calls of a run were wasted (notebooks 02 and 04): one definition, for the fast loop, the votes
+and the threshold.
 
 Three places ask "was this call wasted?": the fast loop's review (should it reflect?), memory's votes
 (does a rule that sent the agent to a tool pay for it?) and the write threshold (how many calls would a

@@ -143,8 +143,11 @@ class Suite:
 class Grade:
     correct: bool
     wrong_fields: dict  # field -> (expected, got)
+    judged: bool = True  # False: the task carries no truth to judge by (no votes, no lessons from it)
 
     def explain(self) -> str:
+        if not self.judged:
+            return "not judged: the task has no truth to compare with"
         if self.correct:
             return "correct"
         return "; ".join(f"{k}: expected {e!r}, got {g!r}" for k, (e, g) in self.wrong_fields.items())
@@ -163,7 +166,10 @@ def _wrong_writes(writes: list[tuple[str, str]], record_id: str, expected: tuple
 
 def grade(task: Task, answer: dict | None) -> Grade:
     """Check the answer field by field (numbers within a cent, text case-insensitive, extra fields
-    ignored), then the world's final state (``Task.check``)."""
+    ignored), then the world's final state (``Task.check``). A task with no truth, or a field whose
+    truth is unknown (None), cannot be judged: ``judged=False``, and nothing is learned from it."""
+    if not task.expected or any(value is None for value in task.expected.values()):
+        return Grade(correct=False, wrong_fields={}, judged=False)
     answer = answer or {}
     wrong = {k: (want, answer.get(k)) for k, want in task.expected.items() if not same(want, answer.get(k))}
     wrong.update(task.world_problems())

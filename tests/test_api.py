@@ -8,7 +8,7 @@ import ralph_mini
 PUBLIC = [
     "ChatModel", "Embedder", "Experience", "FakeClock", "Grade", "Habits", "HashingEmbedder", "LookUp",
     "LoopConfig", "Memory", "MemoryConfig", "MemoryFile", "ModelError", "ModelReply", "Move", "NotFound",
-    "OfflineModel", "OpenAIModel", "Reflection", "RequestHabit", "RequestType", "Retriever", "Rule",
+    "OfflineModel", "OpenAIModel", "Reflection", "RequestHabit", "RequestType", "Retriever", "Review", "Rule",
     "RuleSyntaxError", "Step", "Task", "TaskResult", "Tool", "ToolCall", "Trace", "Usage", "VectorIndex",
     "Words", "World", "append_run", "build_system_prompt", "count_tokens", "find_rules", "grade",
     "habits_for", "journal", "load_log", "log_run", "model_from_env", "parse_rule", "quick_review",

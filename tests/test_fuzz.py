@@ -254,11 +254,22 @@ def check_step_bounds(step) -> None:
     assert len(step.tool) <= MAX_NAME_CHARS and len(step.arguments) <= MAX_OBSERVATION_CHARS
 
 
+def meaning(arguments: str) -> str:
+    """The reference for loop detection: a call's arguments by their meaning (a JSON object, keys sorted,
+    every number a float: 1, 1.0 and 1e0 are one number), or the text as written if it is no object."""
+    try:
+        value = json.loads(arguments or "{}", parse_int=lambda digits: float(int(digits)))
+    except (ValueError, RecursionError, OverflowError):
+        return arguments
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else arguments
+
+
 def check_run(model: DrawingModel, max_steps: int, depth: int) -> None:
     """One run, checked turn by turn and call by call against the reference semantics.
 
     Calls of one reply run one at a time; once the wrong calls exceed ``depth`` the run stops, even
-    partway through a reply.
+    partway through a reply; and a loop stops it as soon as the wrong calls reach ``depth``: a call
+    repeated forever ends at ``depth`` + 1 calls.
     """
     trace = run_react(TASK, model, TOOLS, max_steps=max_steps, max_pitfall_depth=depth, tool_timeout_s=5.0)
     calls = len(model.given)
@@ -278,13 +289,14 @@ def check_run(model: DrawingModel, max_steps: int, depth: int) -> None:
             else:
                 earlier = trace.steps[: step.index - 1]
                 loop = any(
-                    s.tool == call.name and s.arguments == step.arguments and not s.wrong for s in earlier
+                    s.tool == call.name and meaning(s.arguments) == meaning(step.arguments) and not s.wrong
+                    for s in earlier
                 )
                 expected = {"repeated"} if loop else expected_statuses(call)  # the same call after an answer
                 assert step.status in expected, (call.name, call.arguments[:200], step)
                 assert step.call_id == call.id
             wrong += step.wrong
-            if wrong > depth:
+            if wrong > depth or (step.status == "repeated" and wrong >= depth):
                 stopped = True
                 break
         if stopped:

@@ -2,6 +2,7 @@
 the worlds and the drivers that pick one, and a light first lesson."""
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,21 @@ def may_spell_tool_names(path: Path) -> bool:
     """A world package, the exercises, or a driver that picks a world (bench, scenario_bench, outer, the CLI)."""
     parts = path.relative_to(PACKAGE).parts
     return parts[0] in ("worlds", "exercise") or (len(parts) == 1 and path.name in DRIVERS)
+
+
+OWN_FRAMING = ("__init__.py", "__main__.py")  # the package's front door and the command line
+
+
+@pytest.mark.parametrize(
+    "path", [m for m in MODULES if m.name not in OWN_FRAMING], ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_a_module_opens_with_the_lesson_that_teaches_it(path):
+    """The reading path: a student who opens a module learns from its first paragraph where it is taught."""
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    opening = docstring.split("\n\n")[0].lower()
+    assert re.search(r"notebooks? \d\d|exercise|lesson|your_own_world", opening), (
+        f"{path.name}: the docstring's first paragraph should name the notebook that teaches it"
+    )
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -124,10 +124,15 @@ def test_a_rule_reflected_from_a_rejected_answer_is_written_at_once_unless_switc
     assert (decision, experience.status) == ("written: learned from a rejected answer", "active")
     off = Memory(FakeClock(), MemoryConfig(write_after_rejection=False))
     assert (
-        off.propose(rule, task_id="T1", run_id="R1", rejected=True, task_type=TYPE)[1].status == "candidate"
-    )
+        off.propose(rule, task_id="T1", run_id="R1", rejected=True, task_type=TYPE)[1].status == "probation"
+    )  # switched off, a rejected answer's rule is proposed once like any other: on probation, not active
     assert (
-        Memory(FakeClock()).propose(rule, task_id="T1", run_id="R1", task_type=TYPE)[1].status == "candidate"
+        Memory(FakeClock()).propose(rule, task_id="T1", run_id="R1", task_type=TYPE)[1].status == "probation"
+    )
+    waiting = Memory(FakeClock(), MemoryConfig(write_after_rejection=False, probation=False))
+    assert (
+        waiting.propose(rule, task_id="T1", run_id="R1", rejected=True, task_type=TYPE)[1].status
+        == "candidate"
     )
 
 

@@ -7,12 +7,12 @@ from ralph_mini.clock import FakeClock
 from ralph_mini.learn import wants_slow_loop
 from ralph_mini.loop import LoopConfig, TaskResult, recurrence, run_loop, run_task
 from ralph_mini.measure import record, run_suite
-from ralph_mini.memory import Memory
+from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline import OfflineModel
 from ralph_mini.planner import complete_tools, estimate_calls_saved, review, writing_tools
 from ralph_mini.react import run_react
-from ralph_mini.reflect import quick_review
+from ralph_mini.review import quick_review
 from ralph_mini.waste import run_waste
 from ralph_mini.worlds import orders
 
@@ -103,7 +103,9 @@ def test_every_outside_signal_starts_a_reflection_even_without_waste():
     blind = run_react(SUITE.tasks[0], ScriptedModel(ModelReply('Final answer: {"status": "paid"}')), TOOLS)
     verdict = quick(blind)
     assert verdict.blind and verdict.complete and not verdict.retry
-    assert slow(TaskResult(SUITE.tasks[0], blind, [], verdict, correct=True), [])
+    assert slow(TaskResult(SUITE.tasks[0], blind, [], verdict, correct=False), [])  # rejected: even blind
+    accepted = TaskResult(SUITE.tasks[0], blind, [], verdict, correct=True)
+    assert not slow(accepted, [accepted])  # accepted without a look-up: it showed nothing, even recurring
 
 
 def test_an_outage_is_not_a_not_found_and_a_write_is_never_retried():
@@ -119,18 +121,26 @@ def test_an_outage_is_not_a_not_found_and_a_write_is_never_retried():
 
 
 def test_rules_are_written_when_waste_repeats():
-    clock = FakeClock()
-    memory = Memory(clock)
-    results = run_loop(SUITE.tasks[:4], offline_model(), TOOLS, memory, words=WORDS)
-    notes = [note for r in results for note in r.memory_notes]
-    assert (
-        "written: confirmed in 2 tasks: when query_local_cache finds the order: skip query_database" in notes
-    )
-    assert results[0].memory_notes == []  # the first task: nothing recurs yet
-    assert {e.rule for e in memory.active()} == {
+    start, skip = (
         "when any task: start with query_local_cache",
         "when query_local_cache finds the order: skip query_database",
-    }
+    )
+    learned = {start, skip}
+    memory = Memory(FakeClock())
+    results = run_loop(SUITE.tasks[:4], offline_model(), TOOLS, memory, words=WORDS)
+    assert results[0].memory_notes == []  # the first task: nothing recurs yet
+    proposed = [n.split(": ", 2)[-1] for n in results[1].memory_notes if n.startswith("on probation")]
+    assert learned < set(proposed)  # the second task proposes them: on probation, injected from now
+    assert [r.injected for r in results[2:]] == [[start], [start, skip]]
+    notes = [note for r in results for note in r.memory_notes]
+    assert f"active: {skip} (validated on probation)" in notes
+    assert {e.rule for e in memory.active()} == learned
+    # without probation a rule waits as a candidate until a second task confirms it
+    memory = Memory(FakeClock(), MemoryConfig(probation=False))
+    results = run_loop(SUITE.tasks[:4], offline_model(), TOOLS, memory, words=WORDS)
+    notes = [note for r in results for note in r.memory_notes]
+    assert f"written: confirmed in 2 tasks: {skip}" in notes
+    assert all(r.injected == [] for r in results) and {e.rule for e in memory.active()} == learned
 
 
 def test_estimate_calls_saved():

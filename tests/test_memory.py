@@ -20,6 +20,7 @@ TYPE = "status"  # the order desk's one task type
 
 SKIP_DB = "when query_local_cache finds the order: skip query_database"
 PENDING = "when status is pending and age under 30 min: skip query_payment_api"
+START_CACHE = "when any task: start with query_local_cache"
 
 
 def cache_step(status="paid"):
@@ -61,7 +62,7 @@ def test_confidence_closed_form():
 
 
 def test_write_threshold_and_merge(clock):
-    memory = Memory(clock, MemoryConfig(confirm_threshold=2))
+    memory = Memory(clock, MemoryConfig(confirm_threshold=2, probation=False))  # the candidate stage
     assert (
         memory.propose(SKIP_DB, task_id="T1", run_id="R1", task_type=TYPE)[0]
         == "candidate: 1/2 confirmations"
@@ -92,8 +93,9 @@ def test_write_threshold_and_merge(clock):
 
 def test_saving_calls_alone_writes_at_once(clock):
     memory = Memory(clock, MemoryConfig(calls_saved_threshold=2))
-    assert memory.propose(PENDING, task_id="T1", run_id="R1", task_type=TYPE, calls_saved=1)[0].startswith(
-        "candidate"
+    assert (
+        memory.propose(PENDING, task_id="T1", run_id="R1", task_type=TYPE, calls_saved=1)[0]
+        == "on probation: injected from now, votes decide"
     )
     assert (
         memory.propose(PENDING, task_id="T1", run_id="R2", task_type=TYPE, calls_saved=2)[0]
@@ -114,11 +116,23 @@ def test_down_votes_only_when_trigger_fired_and_removal_past_limit(clock):
         memory.record_outcome([experience], run_tags([miss_step()], WORDS), correct=False) == []
     )  # did not fire: no blame
     assert memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False) == [
-        f"down-voted: {SKIP_DB} (1 failures)"
+        f"down-voted: {SKIP_DB} (1 failures; a wrong answer it could have caused)",
+        f"invalidated: {SKIP_DB} (a wrong answer it could have caused since it became active: "
+        "what it says does not hold now)",
+    ]  # a wrong answer it could have caused: out at once, whatever its past
+    assert (experience.status, experience.invalid_from) == ("invalid", "2025-03-10T12:00")
+    # the decayed tally alone (the recent-votes and wrong-answer rules off): removed past the limit
+    memory = Memory(clock, MemoryConfig(max_failures=2, recent_failures=10**9, max_wrong_answers=10**9))
+    experience = active(memory, SKIP_DB)
+    assert memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False) == [
+        f"down-voted: {SKIP_DB} (1 failures; a wrong answer it could have caused)"
     ]
     assert experience.confidence == pytest.approx(2 / 3 * 1 / 2)
     notes = memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False)
-    assert notes == [f"down-voted: {SKIP_DB} (2 failures)", f"removed: {SKIP_DB}"]
+    assert notes == [
+        f"down-voted: {SKIP_DB} (2 failures; a wrong answer it could have caused)",
+        f"removed: {SKIP_DB}",
+    ]
     assert experience.status == "removed" and experience.invalid_from == "2025-03-10T12:00"
     assert experience.status_reason == "2 failures with it in play; recent votes 1.9 down against 0.0 up"
     assert memory.propose(SKIP_DB, task_id="T9", run_id="R9", task_type=TYPE)[0].startswith(
@@ -128,16 +142,19 @@ def test_down_votes_only_when_trigger_fired_and_removal_past_limit(clock):
 
 def test_a_good_track_record_protects_from_one_failure(clock):
     memory = Memory(clock, MemoryConfig(max_failures=2))
-    experience = active(memory, SKIP_DB)
+    experience = active(memory, START_CACHE)
     for _ in range(3):
         memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=True)
-    memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False)
-    memory.record_outcome([experience], run_tags([cache_step()], WORDS), correct=False)
-    assert experience.status == "active"  # 2 failures, 3 validations
+    memory.record_outcome([experience], {"any"}, correct=True, wasted=["query_local_cache"])
+    assert experience.status == "active" and experience.recent == "++-"  # 1 failure, 3 validations
     k = 0.5**0.2  # each vote keeps this share of the earlier ones (vote_half_life 5)
-    up, down = (1 + k + k**2) * k**2, k + 1
+    up, down = (1 + k + k**2) * k, 1
     assert (experience.votes_up, experience.votes_down) == (pytest.approx(up), pytest.approx(down))
     assert experience.confidence == pytest.approx(5 / 6 * (up + 1) / (up + down + 1))
+    # but not from what it does now: a second failure is 2 of its last 3 votes down
+    memory.record_outcome([experience], {"any"}, correct=True, wasted=["query_local_cache"])
+    assert (experience.status, experience.recent) == ("invalid", "+--")
+    assert experience.status_reason == "2 of its last 3 votes down: what it says does not hold now"
 
 
 def test_decay_closed_form():
@@ -242,4 +259,8 @@ def test_journal(clock):
         f"- **{SKIP_DB}** — weight 0.50, confidence 0.67, 2 tasks, 0 hits, 0 ok / 0 wrong, last hit 3 days ago"
         in text
     )
-    assert "## Candidate (1)" in text
+    assert "## Probation (1)" in text  # proposed once: on probation, weighted and injected
+    assert (
+        f"- **{PENDING}** — weight 0.37, confidence 0.50, 1 tasks, 0 hits, 0 ok / 0 wrong, last hit 3 days ago; "
+        "proposed once: injected, votes decide\n" in text
+    )

@@ -3,6 +3,7 @@ outweigh old ones, a contradiction invalidates, and one lesson in many wordings 
 
 import json
 import sqlite3
+from dataclasses import asdict
 
 import pytest
 
@@ -107,7 +108,9 @@ def test_a_rule_that_only_wastes_calls_is_voted_out():
     over_general = active(memory, f"when any task: call {PAY}")
     for _ in range(2):
         memory.record_outcome([over_general], {"any"}, correct=True, wasted=[PAY])
-    assert over_general.status == "removed" and over_general.invalid_from == "2025-03-10T12:00"
+    assert over_general.status == "invalid" and over_general.invalid_from == "2025-03-10T12:00"
+    assert over_general.status_reason == "2 of its last 2 votes down: what it says does not hold now"
+    assert memory.retrieve({"any"}) == []
 
 
 # --- recent evidence outweighs old --------------------------------------------------------------------
@@ -122,9 +125,22 @@ def test_votes_decay_by_votes():
     assert up == pytest.approx(0.5, abs=1e-5)
 
 
-def test_a_once_good_rule_is_voted_out_five_tasks_after_the_world_changes():
+@pytest.mark.parametrize(
+    ("config", "failures", "status", "why"),
+    [
+        (MemoryConfig(), 2, "invalid", "2 of its last 3 votes down: what it says does not hold now"),
+        # the decayed tally alone (issue 16, before the recent-votes rule): five
+        (
+            MemoryConfig(recent_failures=10**9, max_wrong_answers=10**9),
+            5,
+            "removed",
+            "5 failures with it in play; recent votes 3.9 down against 3.7 up",
+        ),
+    ],
+)
+def test_a_once_good_rule_is_voted_out_two_tasks_after_the_world_changes(config, failures, status, why):
     """The issue's case: 23 validations, then the cache disappears and every run wastes a call on it."""
-    memory = Memory(FakeClock())
+    memory = Memory(FakeClock(), config)
     rule = active(memory, START_CACHE)
     for _ in range(23):
         memory.record_outcome([rule], HIT, correct=True)
@@ -133,8 +149,8 @@ def test_a_once_good_rule_is_voted_out_five_tasks_after_the_world_changes():
     while rule.status == "active" and failures_to_removal < 50:
         memory.record_outcome([rule], {"any"}, correct=True, wasted=[CACHE])
         failures_to_removal += 1
-    assert failures_to_removal == 5 and (rule.validations, rule.failures) == (23, 5)
-    assert rule.status_reason == "5 failures with it in play; recent votes 3.9 down against 3.7 up"
+    assert failures_to_removal == failures and (rule.validations, rule.failures) == (23, failures)
+    assert (rule.status, rule.status_reason) == (status, why)
 
 
 def test_a_rule_whose_tool_is_gone_is_voted_out_too():
@@ -148,11 +164,15 @@ def test_a_rule_whose_tool_is_gone_is_voted_out_too():
     assert (rule.validations, rule.failures) == (23, 0)  # offered, not called: not followed, no vote
     notes = [memory.record_outcome([rule], seen, correct=True, offered=[DB, PAY]) for _ in range(5)]
     assert notes[0] == [f"down-voted: {START_CACHE} (1 failures; {CACHE} not offered)"]
-    assert notes[-1][-1] == f"removed: {START_CACHE}" and rule.status == "removed"
+    assert notes[1][-1] == (
+        f"invalidated: {START_CACHE} (2 of its last 3 votes down: what it says does not hold now)"
+    )
+    assert rule.status == "invalid" and notes[2:] == [[], [], []]  # out: no more votes
 
 
 def test_plain_counts_would_have_kept_it_for_24_failures():
-    memory = Memory(FakeClock(), MemoryConfig(vote_half_life=1e12))  # no decay: counts
+    # no decay: counts; and the tally alone (the recent-votes rule would end it at 2, counts or not)
+    memory = Memory(FakeClock(), MemoryConfig(vote_half_life=1e12, recent_failures=10**9))
     rule = active(memory, START_CACHE)
     for _ in range(23):
         memory.record_outcome([rule], HIT, correct=True)
@@ -170,11 +190,17 @@ def test_a_wrong_answer_counts_only_against_rules_that_could_have_caused_it():
     answer = active(memory, f"when {CACHE} finds the order: answer")
     hit = [order_step(1, CACHE, "paid")]
     notes = memory.record_outcome([start, skip, answer], run_tags(hit, WORDS, NOW), correct=False)
-    assert [n.split(" (")[0] for n in notes] == [f"down-voted: {skip.rule}", f"down-voted: {answer.rule}"]
+    assert [n.split(" (")[0] for n in notes] == [
+        f"down-voted: {skip.rule}", f"invalidated: {skip.rule}",
+        f"down-voted: {answer.rule}", f"invalidated: {answer.rule}",
+    ]  # fmt: skip
+    assert (skip.status, answer.status, start.status) == ("invalid", "invalid", "active")
     assert (start.validations, start.failures) == (0, 0)  # no vote: it withheld nothing
+    fresh = Memory(FakeClock())
+    skip = active(fresh, skip.rule)
     checked = hit + [order_step(2, DB, "paid")]  # the database was called after all: skip was not obeyed
-    memory.record_outcome([skip], run_tags(checked, WORDS, NOW), correct=False)
-    assert skip.failures == 1
+    assert fresh.record_outcome([skip], run_tags(checked, WORDS, NOW), correct=False) == []
+    assert (skip.failures, skip.status) == (0, "active")
 
 
 # --- contradiction invalidates ------------------------------------------------------------------------
@@ -202,8 +228,8 @@ def test_a_new_contradicting_rule_invalidates_the_old_one_which_stays_in_the_jou
     old = active(memory, START_CACHE)
     assert old.valid_from == "2025-03-10T12:00" and old.invalid_from is None
     clock.advance(hours=6)
-    memory.propose(f"when any task: start with {DB}", task_id="T7", run_id="R7", task_type=TYPE)
-    assert old.status == "active"  # a candidate invalidates nothing
+    _, rival = memory.propose(f"when any task: start with {DB}", task_id="T7", run_id="R7", task_type=TYPE)
+    assert (old.status, rival.status) == ("active", "probation")  # a rule on probation invalidates nothing
     decision, new = memory.propose(
         f"when any task: start with {DB}", task_id="T8", run_id="R8", task_type=TYPE
     )
@@ -317,16 +343,14 @@ def test_files_written_before_the_new_fields_still_load(tmp_path):
     memory = voted_memory()
     data = {"format": "ralph_mini.memory", "version": 1, "experiences": []}
     for e in memory.experiences.values():
-        row = {
-            k: v
-            for k, v in vars(e).items()
-            if k not in ("valid_from", "invalid_from", "votes_up", "votes_down")
-        }
+        new = ("valid_from", "invalid_from", "votes_up", "votes_down", "recent", "wrong_answers")
+        row = {k: v for k, v in asdict(e).items() if k not in new}
         data["experiences"].append(row)
     (tmp_path / "old.json").write_text(json.dumps(data))
     loaded = MemoryFile(tmp_path / "old.json").load(FakeClock()).experiences
     first = loaded[next(iter(loaded))]
     assert (first.votes_up, first.votes_down, first.invalid_from) == (1.0, 1.0, None)  # from the counts
+    assert (first.recent, first.wrong_answers) == ("", 0)  # no recent votes known: judged from now on
 
     store = Store(tmp_path / "old.sqlite")
     store.save_lessons(memory.experiences.values())
@@ -334,9 +358,12 @@ def test_files_written_before_the_new_fields_still_load(tmp_path):
     db = sqlite3.connect(tmp_path / "old.sqlite")
     db.execute("ALTER TABLE lessons DROP COLUMN votes_up")  # a file made before the votes columns
     db.execute("ALTER TABLE lessons DROP COLUMN votes_down")
+    db.execute("ALTER TABLE lessons DROP COLUMN recent")  # and before issue 24's
+    db.execute("ALTER TABLE lessons DROP COLUMN wrong_answers")
     db.commit()
     db.close()
     again = Store(tmp_path / "old.sqlite").load_memory(FakeClock()).experiences
     first = again[next(iter(again))]
     assert (first.votes_up, first.votes_down, first.status) == (1.0, 1.0, "invalid")
+    assert (first.recent, first.wrong_answers) == ("", 0)  # NULL in the old rows
     Store(tmp_path / "old.sqlite").save_lessons(memory.experiences.values())  # and it takes writes

@@ -136,8 +136,9 @@ def test_max_steps_bounds_every_run():
 def test_an_identical_call_repeated_is_a_loop_and_counts_toward_the_pitfall_depth():
     loop = [call("query_local_cache", {"order_id": "A123"}, id_=f"c{i}") for i in range(10)]
     trace = run_react(TASK, ScriptedModel(*loop), TOOLS, max_steps=8, max_pitfall_depth=3)
-    assert trace.stop_reason == "max_pitfall_depth: 4 wrong calls"
-    assert [s.status for s in trace.steps] == ["ok", "repeated", "repeated", "repeated", "repeated"]
+    # a loop stops at the depth itself: the first call and 3 repeats (max_pitfall_depth + 1 calls)
+    assert trace.stop_reason == "max_pitfall_depth: 3 wrong calls"
+    assert [s.status for s in trace.steps] == ["ok", "repeated", "repeated", "repeated"]
     assert trace.steps[1].tool_latency_s == 0.0  # not run again
 
 

@@ -165,10 +165,14 @@ def test_notebook_04_sentence(suite, model, bare):
     results = run_loop(suite.tasks, model, suite.world.tools(), Memory(clock), words=WORDS,
                        between_tasks=lambda m: clock.advance(hours=6))  # fmt: skip
     late, late_bare = summarize([r.record for r in results[20:]], "memory"), summarize(bare[20:], "bare")
-    no_guards = MemoryConfig(confirm_threshold=1, max_failures=10**9)
+    never = 10**9  # notebook 04's "guards off": every guard that can end a rule switched off
+    no_guards = MemoryConfig(
+        confirm_threshold=1, max_failures=never, recent_failures=never, max_wrong_answers=never
+    )
     wrong = [
         planted_wrong_answers(suite, model, no_guards),
         planted_wrong_answers(suite, model, MemoryConfig()),
+        planted_wrong_answers(suite, model, MemoryConfig(probation=False)),
         planted_wrong_answers(suite, model, MemoryConfig(), calls_saved=5),
     ]
     assert_says(
@@ -178,8 +182,9 @@ def test_notebook_04_sentence(suite, model, bare):
         f"reflections included (bare ReAct {late_bare['tokens/task']})"
     )
     assert_says(
-        f"{wrong[0]} wrong answers out of 50 with the guards off, {wrong[1]} with the write threshold, "
-        f"{wrong[2]} (then removed by down-votes)"
+        f"{wrong[0]} wrong answers out of 50 with the guards off, {wrong[1]} with the guards (probation "
+        f"injects it at once), {wrong[2]} with the guards but no probation, {wrong[3]} (then invalidated) "
+        "when forced past the write threshold"
     )
 
 
@@ -250,3 +255,15 @@ def test_third_world_grid_table():
     ]
     for row, numbers in zip(table, computed, strict=True):
         assert all(same(cell, numbers[column]) for column, cell in row.items()), (row, numbers)
+
+
+def test_the_reading_path_gives_each_module_s_size():
+    """The README's reading path: every module it names exists, with the line count it gives."""
+    table = readme_table("1.")
+    assert table, "README.md should have the reading path table"
+    for row in table:
+        path = README.parent / "ralph_mini" / row["module"].strip("`")
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        assert int(row["lines"]) == lines, (
+            f"README's reading path: {path.name} has {lines} lines, not {row['lines']}"
+        )

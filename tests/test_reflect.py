@@ -15,11 +15,11 @@ from ralph_mini.reflect import (
     SECTIONS,
     ask_untemplated,
     parse_sections,
-    quick_review,
     reflect,
     reflection_messages,
     validate_reflection,
 )
+from ralph_mini.review import quick_review
 from ralph_mini.tools import Tool
 from ralph_mini.waste import redundant_steps
 from ralph_mini.world import RequestType, Words, grade

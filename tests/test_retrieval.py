@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ralph_mini.clock import FakeClock
 from ralph_mini.embed import HashingEmbedder, KeywordIndex, keyword_words
-from ralph_mini.memory import Memory
+from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.retrieval import (
     Retriever,
     VectorIndex,
@@ -67,12 +67,18 @@ def test_faiss_matches_brute_force_numpy():
 
 def test_index_follows_memory_add_remove_expire():
     clock = FakeClock()
-    memory = Memory(clock)
+    waiting = Memory(clock, MemoryConfig(probation=False))
+    for rule in RULES[:2]:
+        waiting.propose(rule, task_id="T1", run_id="R1", task_type=TYPE)
     index = VectorIndex(HashingEmbedder())
+    index.sync(waiting)
+    assert len(index) == 0  # candidates are not indexed
+    memory = Memory(clock)
     for rule in RULES[:2]:
         memory.propose(rule, task_id="T1", run_id="R1", task_type=TYPE)
-    index.sync(memory)
-    assert len(index) == 0  # candidates are not indexed
+    index.sync(memory)  # proposed once, on probation: live, so indexed
+    assert {e.status for e in memory.live()} == {"probation"}
+    assert set(index.ids.values()) == {e.id for e in memory.live()} and len(index) == 2
     for rule in RULES[:2]:
         memory.propose(rule, task_id="T2", run_id="R2", task_type=TYPE)
     index.sync(memory)

@@ -73,7 +73,12 @@ def scan_notebook(path: Path) -> list[str]:
     ]
 
 
-NOTEBOOKS = sorted([*ROOT.glob("notebooks/**/*.ipynb"), *ROOT.glob("exercises/**/*.ipynb")])
+# The kit's notebooks, not JupyterLab's autosaved copies: a student opening one must not change the count.
+NOTEBOOKS = sorted(
+    path
+    for path in [*ROOT.glob("notebooks/**/*.ipynb"), *ROOT.glob("exercises/**/*.ipynb")]
+    if ".ipynb_checkpoints" not in path.parts
+)
 
 
 # --- (a) committed notebooks ------------------------------------------------------------------------

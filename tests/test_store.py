@@ -106,12 +106,12 @@ def test_only_changed_lessons_are_written_and_history_records_their_votes(tmp_pa
     assert store.commit_task(memory.experiences.values(), task_id="T1") == 1
     assert store.commit_task(memory.experiences.values(), task_id="T2") == 2  # nothing changed
     second = list(memory.experiences.values())[1]
-    memory.record_outcome([second], [], correct=False)  # trigger 'any' fired: one failure
+    memory.record_outcome([second], [], correct=False)  # trigger 'any' fired: one failure, ends probation
     second.valid_from = "2025-03-01"  # a field like any other: the upsert writes it
     assert store.commit_task(memory.experiences.values(), task_id="T3") == 3
     history = store.db.execute("SELECT lesson, task, failures, status FROM lesson_history").fetchall()
-    assert history == [(e.id, 1, 0, "candidate") for e in list(memory.experiences.values())] + [
-        (second.id, 3, 1, "candidate")
+    assert history == [(e.id, 1, 0, "probation") for e in list(memory.experiences.values())] + [
+        (second.id, 3, 1, "invalid")
     ]
     kept = store.db.execute("SELECT failures, valid_from FROM lessons WHERE id = ?", (second.id,)).fetchone()
     assert kept == (1, "2025-03-01")
@@ -137,7 +137,7 @@ def test_update_reloads_under_the_lock_and_returns_what_the_change_returned(tmp_
     decision = store.update(
         FakeClock(), lambda m: m.propose(rule(1), task_id="T1", run_id="R1", task_type=TYPE)[0]
     )
-    assert decision == "candidate: 1/2 confirmations"
+    assert decision == "on probation: injected from now, votes decide"
     decision = store.update(
         FakeClock(), lambda m: m.propose(rule(1), task_id="T2", run_id="R2", task_type=TYPE)[0]
     )

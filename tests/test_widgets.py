@@ -302,8 +302,8 @@ def learned_memory() -> Memory:
     """Four experiences, 17 days after the first one was written (a FakeClock, so exact numbers).
 
     SKIP_DB: written day 0, hit and validated once that day (confidence 3/4), idle 17 days: stale.
-    PENDING: written day 10 (confidence 2/3), idle 7 days. START: proposed once, a candidate.
-    BAD: written day 10, then two wrong answers with it in play: removed.
+    PENDING: written day 10 (confidence 2/3), idle 7 days. START: proposed once, on probation (live).
+    BAD: written day 10, then a wrong answer with it in play: invalid at once (the second is no vote).
     """
     memory = Memory(FakeClock())
     for task in ("T1", "T2"):
@@ -335,7 +335,7 @@ def by_rule(rows: list[dict]) -> dict[str, dict]:
 def test_the_learned_memory_is_the_one_these_tests_expect():
     memory = learned_memory()
     assert [(e.rule, e.status, e.confirmations) for e in memory.experiences.values()] == [
-        (SKIP_DB, "active", 2), (PENDING, "active", 2), (BAD, "removed", 2), (START, "candidate", 1)
+        (SKIP_DB, "active", 2), (PENDING, "active", 2), (BAD, "invalid", 0), (START, "probation", 1)
     ]  # fmt: skip
 
 
@@ -347,10 +347,11 @@ def test_memory_rows_match_the_memory_itself_under_its_own_config():
     skip, pending, bad, start = rows
     assert skip["weight"] == pytest.approx(0.75 * 0.5 ** (17 / 7) * 0.5)  # stale: halved once more
     assert pending["weight"] == pytest.approx(2 / 3 * 0.5)  # one half-life
-    assert bad["weight"] == start["weight"] == 0.0  # removed, candidate: never retrieved
-    assert [r["status"] for r in rows] == ["active", "active", "removed", "candidate"]
+    assert bad["weight"] == 0.0  # invalid: never retrieved
+    assert start["weight"] == pytest.approx(0.5 * 0.5)  # on probation: confidence 1/2, one half-life
+    assert [r["status"] for r in rows] == ["active", "active", "invalid", "probation"]
     assert [(r["days_since_hit"], r["hits"], r["validations"], r["failures"]) for r in rows] == [
-        (17.0, 1, 1, 0), (7.0, 0, 0, 0), (7.0, 0, 0, 2), (7.0, 0, 0, 0)
+        (17.0, 1, 1, 0), (7.0, 0, 0, 0), (7.0, 0, 0, 1), (7.0, 0, 0, 0)
     ]  # fmt: skip
 
 
@@ -361,9 +362,9 @@ def test_memory_rows_preview_other_settings_without_touching_the_memory():
     skip, pending, bad, start = memory_rows(memory, preview)
     assert (skip["stored_status"], skip["status"], skip["weight"]) == ("active", "expired", 0.0)
     assert pending["weight"] == pytest.approx(2 / 3 * 0.5 ** (7 / 14))
-    assert (start["stored_status"], start["status"]) == ("candidate", "active")
+    assert (start["stored_status"], start["status"]) == ("probation", "active")
     assert start["weight"] == pytest.approx(0.5 * 0.5 ** (7 / 14))  # confidence 1/2, as if written
-    assert bad["status"] == "removed" and bad["weight"] == 0.0  # only a new proposal revives it
+    assert bad["status"] == "invalid" and bad["weight"] == 0.0  # only a new proposal revives it
     assert [asdict(e) for e in memory.experiences.values()] == before
     assert memory.config is config and config == MemoryConfig()
 
@@ -371,12 +372,20 @@ def test_memory_rows_preview_other_settings_without_touching_the_memory():
 def test_status_at_promotes_candidates_and_expires_idle_rules_only():
     memory = learned_memory()
     skip, pending, bad, start = memory.experiences.values()
-    assert status_at(start, MemoryConfig(confirm_threshold=2), 0) == "candidate"
+    assert status_at(start, MemoryConfig(confirm_threshold=2), 0) == "probation"
     assert status_at(start, MemoryConfig(confirm_threshold=1), 0) == "active"
     assert status_at(start, MemoryConfig(confirm_threshold=1), 31) == "expired"
+    assert status_at(start, MemoryConfig(), 31) == "expired"  # on probation, idle past expiry
     assert status_at(skip, MemoryConfig(), 30) == "active"
     assert status_at(skip, MemoryConfig(), 30.5) == "expired"
-    assert status_at(bad, MemoryConfig(confirm_threshold=1), 0) == "removed"
+    assert status_at(bad, MemoryConfig(confirm_threshold=1), 0) == "invalid"
+    waiting = Memory(
+        FakeClock(), MemoryConfig(probation=False)
+    )  # a candidate, from a memory without probation
+    _, candidate = waiting.propose(START, task_id="T5", run_id="R5", task_type=TYPE)
+    assert status_at(candidate, MemoryConfig(probation=False), 0) == "candidate"
+    assert status_at(candidate, MemoryConfig(), 0) == "probation"  # with probation it would be injected
+    assert status_at(candidate, MemoryConfig(confirm_threshold=1, probation=False), 0) == "active"
 
 
 def test_memory_table_html_shows_the_preview_and_escapes_rules():
@@ -384,10 +393,12 @@ def test_memory_table_html_shows_the_preview_and_escapes_rules():
     page = memory_table_html(memory)
     assert page.count("<tr") == 5  # header + four experiences
     assert f">{2 / 3 * 0.5:.3f}<" in page and ">1 / 0<" in page and ">17.0<" in page
-    assert page.count("color:#999") == 2  # removed and candidate: weight 0, grey
+    assert page.count("color:#999") == 1  # invalid: weight 0, grey (on probation it is weighed)
     assert "&rarr;" not in page
     preview = memory_table_html(memory, MemoryConfig(confirm_threshold=1))
-    assert "candidate &rarr; <b>active</b>" in preview and preview.count("color:#999") == 1
+    assert "probation &rarr; <b>active</b>" in preview and preview.count("color:#999") == 1
+    expired = memory_table_html(memory, MemoryConfig(expire_after_days=5))
+    assert "probation &rarr; <b>expired</b>" in expired and expired.count("color:#999") == 4
     odd = Experience(id="x", rule="when <b> shows: answer", task_type="t", trigger="any", tools=[],
                      result="", failure_reason="", created_at="2025-03-10T12:00",
                      last_hit_at="2025-03-10T12:00")  # fmt: skip
@@ -402,9 +413,9 @@ def test_memory_table_text_is_the_html_table_in_plain_text():
     assert lines[0].split("  ")[0] == "status" and lines[0].endswith("days since hit  rule")
     assert lines[1].split() == ["active", f"{0.75 * 0.5 ** (17 / 7) * 0.5:.3f}", "0.75", "2", "1", "1", "/",
                                 "0", "17.0", *SKIP_DB.split()]  # fmt: skip
-    assert lines[4].startswith("candidate  0.000")
+    assert lines[3].startswith("invalid    0.000") and lines[4].startswith("probation  0.250")
     preview = memory_table_text(memory, MemoryConfig(confirm_threshold=1)).splitlines()
-    assert preview[4].startswith("candidate -> active  0.250")
+    assert preview[4].startswith("probation -> active  0.250")
     assert memory_table_text(Memory(FakeClock())) == "no experiences yet"
 
 
@@ -429,8 +440,8 @@ def test_memory_inspector_sliders_preview_and_the_button_exports_the_journal(tmp
     assert f">{2 / 3 * 0.5**0.5:.3f}<" in inspector.table.value
     inspector.expiry.value = 15  # SKIP_DB, idle 17 days, would expire
     assert "active &rarr; <b>expired</b>" in inspector.table.value
-    inspector.threshold.value = 1  # one task would be enough: the candidate would be written
-    assert "candidate &rarr; <b>active</b>" in inspector.table.value
+    inspector.threshold.value = 1  # one task would be enough: the rule on probation would be written
+    assert "probation &rarr; <b>active</b>" in inspector.table.value
     assert inspector.config() == MemoryConfig(half_life_days=14, expire_after_days=15, confirm_threshold=1)
     saved = inspector._repr_mimebundle_()
     assert saved["text/plain"] == (
@@ -444,7 +455,7 @@ def test_memory_inspector_sliders_preview_and_the_button_exports_the_journal(tmp
     assert not path.exists() and inspector.status.value == ""
     inspector.export_button.click()
     assert path.read_text(encoding="utf-8") == journal(memory)  # the memory as it is, not the preview
-    assert "## Removed (1)" in path.read_text(encoding="utf-8")
+    assert "## Invalid (1)" in path.read_text(encoding="utf-8")
     assert inspector.status.value == f"journal written to {path}"
 
 

@@ -13,7 +13,7 @@ import sys
 from datetime import datetime
 
 from ralph_mini.scenario_bench import ARMS, FULL, Arm, run_arm
-from ralph_mini.scenarios import BAD_LESSONS
+from ralph_mini.worlds.shop.scenarios import BAD_LESSONS
 
 
 def task_number(stamp: str | None, start: datetime, hours: float) -> str:

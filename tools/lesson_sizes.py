@@ -1,12 +1,14 @@
-"""How long each lesson and exercise takes in a workshop, derived from its size at stated rates.
+"""How long each lesson and exercise takes in a workshop, derived from its size at stated rates: the one
+source of the instructor guide's minutes (exercises/README.md) and of each exercise's "About N minutes".
 
-What it measures, per notebook (the eight lessons, then the five student exercise notebooks):
+What it measures, per notebook (the lessons, the five core exercises, then the build-your-own track):
 
 - ``code cells`` and ``prose words`` (words in markdown cells, split on white space);
 - ``run s``: wall seconds to execute the notebook top to bottom with nbclient, in a temporary copy of
   its folder (the committed files are never touched), offline model, on this machine;
 - for exercises, ``solution lines``: non-blank, non-comment lines between ``### BEGIN SOLUTION`` and
-  ``### STARTER`` / ``### END SOLUTION`` in ``exercises/solutions/`` (what the student has to write).
+  ``### STARTER`` / ``### END SOLUTION`` in the instructor notebook (what the student has to write). The
+  capstone (``PASTED``) has none: its solution blocks are the four exercises' code, pasted.
 
 Minutes are then derived at these rates, which are assumptions, stated so that they can be argued with:
 
@@ -18,11 +20,17 @@ Minutes are then derived at these rates, which are assumptions, stated so that t
   prose and running its cells. Calibrated on one observation: a first attempt at exercise 3 (31 lines)
   takes 25-35 minutes; 0.75 puts it at 31.
 
-    python tools/lesson_sizes.py               # execute each notebook once (about 2 minutes on 2 cores)
+A shortened lesson in a plan (``PLANS``) is the sum of the ``##`` sections it keeps, at the same rates,
+without run time (``--sections`` shows them). The guide holds three generated blocks (the minutes table,
+the 3-hour plan, the build-track plan), between ``<!-- lesson_sizes.py: NAME -->`` and ``<!-- end
+lesson_sizes.py -->``; the table's ``run s`` column is where the last measured run times are kept.
+
+    python tools/lesson_sizes.py               # execute each notebook once and print the table
     python tools/lesson_sizes.py --no-execute  # sizes only, the run column left out
     python tools/lesson_sizes.py --sections notebooks/04_memory.ipynb  # minutes per ## section, no run
-
-It prints a markdown table.
+    python tools/lesson_sizes.py --write       # execute, then rewrite the guide's blocks and minute lines
+    python tools/lesson_sizes.py --write --no-execute  # the same with the run times the guide keeps
+    python tools/lesson_sizes.py --check       # exit 1 and say what drifted (tests/test_guide_timings.py)
 """
 
 import argparse
@@ -38,11 +46,16 @@ WORDS_PER_MIN = 150
 SECONDS_PER_CELL = 30
 MINUTES_PER_SOLUTION_LINE = 0.75
 BEGIN, STARTER, END = "### BEGIN SOLUTION", "### STARTER", "### END SOLUTION"
+GUIDE = ROOT / "exercises" / "README.md"
+TRACK = ROOT / "exercises" / "build_your_own"
+PASTED = ("ex10_capstone.ipynb",)  # solution blocks that are pasted from earlier exercises, not written
+OPTIONAL = ("09_world_changes.ipynb", "10_outer_loop.ipynb", "11_your_own_world.ipynb")  # in no plan
+MINUTE_LINE = re.compile(r"About \d+ minutes\.")
 
 
 @dataclass(frozen=True)
 class Size:
-    """One notebook's size and the minutes derived from it."""
+    """One notebook's (or one section's) size and the minutes derived from it."""
 
     name: str
     code_cells: int
@@ -54,6 +67,21 @@ class Size:
     def minutes(self) -> float:
         seconds = self.words / WORDS_PER_MIN * 60 + self.code_cells * SECONDS_PER_CELL + (self.run_s or 0)
         return seconds / 60 + self.solution_lines * MINUTES_PER_SOLUTION_LINE
+
+
+def whole(minutes: float) -> int:
+    """Minutes as the guide and the notebooks print them: rounded, halves up."""
+    return int(minutes + 0.5)
+
+
+def notebooks() -> list[Path]:
+    """The lessons, the five core exercises, then the build-your-own track, in workshop order."""
+    return lesson_notebooks() + sorted(TRACK.glob("ex[0-9][0-9]_*.ipynb"))
+
+
+def instructor(path: Path) -> Path:
+    """An exercise's instructor notebook: solutions/ next to the student's."""
+    return path.parent / "solutions" / path.name
 
 
 def solution_lines(source: str) -> int:
@@ -70,31 +98,23 @@ def solution_lines(source: str) -> int:
     return count
 
 
-def measure(path: Path, execute: bool) -> Size:
+def measure(path: Path, execute: bool, run_s: float | None = None) -> Size:
+    """A notebook's size; ``run_s`` is used (as measured before) when not executing."""
     notebook = nbformat.read(path, as_version=4)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     prose = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
     words = sum(len(re.findall(r"\S+", text)) for text in prose)
-    reference = ROOT / "exercises" / "solutions" / path.name
     lines = 0
-    if path.parent.name == "exercises" and reference.exists():
-        lines = sum(solution_lines(cell.source) for cell in nbformat.read(reference, as_version=4).cells)
-    run_s = run_copy(path, env={"RALPH_MODEL": "offline"})[0] if execute else None
+    if instructor(path).exists() and path.name not in PASTED:
+        lines = sum(solution_lines(c.source) for c in nbformat.read(instructor(path), as_version=4).cells)
+    if execute:
+        try:
+            run_s = run_copy(path, env={"RALPH_MODEL": "offline"})[0]
+        except Exception as err:  # a notebook mid-edit: say so, keep the run time measured before
+            print(
+                f"{path.name} did not run ({type(err).__name__}); its run time stays {run_s}", file=sys.stderr
+            )
     return Size(path.name, len(code), words, lines, run_s)
-
-
-def table(sizes: list[Size]) -> str:
-    lines = [
-        "| notebook | code cells | prose words | solution lines | run s | minutes |",
-        "|---|---|---|---|---|---|",
-    ]
-    for s in sizes:
-        run = f"{s.run_s:.0f}" if s.run_s is not None else "-"
-        lines.append(
-            f"| `{s.name}` | {s.code_cells} | {s.words} | {s.solution_lines or '-'} | {run} "
-            f"| {s.minutes:.0f} |"
-        )
-    return "\n".join(lines)
 
 
 def sections(path: Path) -> list[Size]:
@@ -112,18 +132,297 @@ def sections(path: Path) -> list[Size]:
     return [Size(name, cells, words, 0, None) for name, cells, words in parts]
 
 
+def table(sizes: list[Size]) -> str:
+    lines = [
+        "| notebook | code cells | prose words | solution lines | run s | minutes |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in sizes:
+        run = f"{s.run_s:.0f}" if s.run_s is not None else "-"
+        label = f"`{s.name}`" + (" (optional)" if s.name in OPTIONAL else "")
+        lines.append(
+            f"| {label} | {s.code_cells} | {s.words} | {s.solution_lines or '-'} | {run} "
+            f"| {whole(s.minutes)} |"
+        )
+    return "\n".join(lines)
+
+
+# --- the plans -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Part:
+    """One row of a plan: a notebook (whole, without the ``##`` sections in ``drop``, or only the opening
+    and the sections in ``keep``), or a slot of fixed ``minutes``. Sections are named by how their
+    heading starts."""
+
+    what: str
+    notebook: str = ""
+    minutes: int = 0
+    drop: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    note: str = ""
+
+
+# fmt: off
+PLANS: dict[str, tuple[int, tuple[Part, ...]]] = {  # name: (the most minutes it may take, its parts)
+    "3-hour plan": (180, (
+        Part("welcome, setup check", minutes=10, note="everyone runs `python -m ralph_mini demo --tasks 2` "
+             "and opens `exercises/ex01_tool.ipynb`"),
+        Part("**01 bare ReAct**", "01_bare_react.ipynb",
+             note="the loop, tools and schemas, the baseline table"),
+        Part("exercise 1: a tool and the compressor", "ex01_tool.ipynb",
+             note="early finishers: add a `year: int = 2025` parameter and read the schema"),
+        Part("**02 execution log**", "02_execution_log.ipynb",
+             note="where the time goes: wasted calls per tool"),
+        Part("exercise 2: max pitfall depth", "ex02_pitfall_depth.ipynb", note="ask: why `>` and not `>=`?"),
+        Part("**03 reflector**, shortened", "03_reflector.ipynb",
+             drop=("The fast loop's quick review", "Apply the rules"),
+             note="the template, validation and re-ask"),
+        Part("exercise 3: the template validator", "ex03_template_validator.ipynb",
+             note="the longest; pair people up"),
+        Part("break", minutes=10),
+        Part("**04 memory**, shortened", "04_memory.ipynb",
+             drop=("Recent evidence outweighs old", "One lesson, one row", "Saving it"),
+             note="experiences, votes, the guards, the learning curve; decay and expiry for exercise 4"),
+        Part("exercise 4: decay and expiry", "ex04_decay.ipynb",
+             note="boundaries: exactly 14 and exactly 30 days"),
+        Part("**05 vector retrieval**, shortened", "05_vector_retrieval.ipynb",
+             drop=("Speed", "What changed"),
+             note="which lessons match a task; the budget"),
+        Part("exercise 5: budgeted injection", "ex05_budget.ipynb",
+             note="the demo shows a bigger budget doing worse"),
+        Part("**06 Ralph Loop**, shortened", "06_ralph_loop.ipynb",
+             drop=("One late task", "The fast loop, when it fires", "The work journal"),
+             note="everything together: the benchmark, the learning curve, the ablations"),
+        Part("wrap-up", minutes=2),
+    )),
+    "90-minute plan": (90, (
+        Part("welcome, setup check", minutes=5, note="the demo runs on every machine"),
+        Part("**01 bare ReAct**", "01_bare_react.ipynb", note="demo only"),
+        Part("exercise 1: a tool and the compressor", "ex01_tool.ipynb"),
+        Part("**03 reflector**, shortened", "03_reflector.ipynb",
+             drop=("The fast loop's quick review", "Apply the rules"), note="demo only"),
+        Part("exercise 3: the template validator", "ex03_template_validator.ipynb", note="pair people up"),
+        Part("**06 Ralph Loop**, shortened", "06_ralph_loop.ipynb",
+             drop=("One late task", "The fast loop, when it fires", "The work journal"), note="demo only"),
+    )),
+    "build-track plan": (180, (
+        Part("welcome back: the pieces of the loop", minutes=5,
+             note="open `exercises/build_your_own/ex06_react_loop.ipynb`"),
+        Part("exercise 6: the ReAct loop", "ex06_react_loop.ipynb",
+             note="the scripted model refuses what the API would: read its message"),
+        Part("exercise 7: write and vote", "ex07_memory_vote.ipynb",
+             note="ask: what would let a bad lesson in?"),
+        Part("exercise 8: hybrid retrieval", "ex08_hybrid_retrieval.ipynb",
+             note="the demo is notebook 05's labelled set"),
+        Part("break", minutes=10),
+        Part("exercise 9: the assembly", "ex09_assembly.ipynb",
+             note="each message names the task that went wrong"),
+        Part("exercise 10: capstone", "ex10_capstone.ipynb", note="compare curves across the room"),
+        Part("**07 failures and guards**, shortened", "07_failures_and_guards.ipynb",
+             keep=("7. Prompt injection",),
+             note="the guard table, then prompt injection; the rest is reading for later"),
+        Part("**08 real models**, shortened", "08_real_models.ipynb",
+             keep=("Which backend is active", "The measured table"),
+             note="switch the room to the shared server (below) for one cell"),
+        Part("wrap-up", minutes=5),
+    )),
+}
+# fmt: on
+
+
+def part_size(part: Part, sizes: dict[str, Size]) -> float:
+    """A part's minutes: fixed, the notebook's (with its run time), or its kept sections' (without)."""
+    if not part.notebook:
+        return part.minutes
+    if not (part.drop or part.keep):
+        return sizes[part.notebook].minutes
+    path = next(p for p in notebooks() if p.name == part.notebook)
+    found = sections(path)
+    for name in (*part.drop, *part.keep):
+        if not any(s.name.startswith(name) for s in found):
+            raise ValueError(f"{part.notebook} has no section starting {name!r}: update PLANS in {__file__}")
+
+    def listed(section: Size, names: tuple[str, ...]) -> bool:
+        return any(section.name.startswith(name) for name in names)
+
+    kept = [
+        s
+        for s in found
+        if not listed(s, part.drop) and (not part.keep or s.name == "opening" or listed(s, part.keep))
+    ]
+    return sum(s.minutes for s in kept)
+
+
+def plan_table(parts: tuple[Part, ...], sizes: dict[str, Size]) -> tuple[str, int]:
+    """The plan as a markdown table with start times, and its total minutes."""
+    lines = ["| start | min | what | notes |", "|---|---|---|---|"]
+    start = 0
+    for part in parts:
+        minutes = whole(part_size(part, sizes))
+        what = part.what
+        if part.drop:
+            what += ", without " + " and ".join(f'"{name}"' for name in part.drop)
+        if part.keep:
+            what += ": the opening and " + " and ".join(f'"{name}"' for name in part.keep)
+        lines.append(f"| {start // 60}:{start % 60:02d} | {minutes} | {what} | {part.note} |")
+        start += minutes
+    return "\n".join(lines), start
+
+
+def totals(sizes: list[Size]) -> str:
+    """The sums a reader plans with, at full length."""
+    groups = {
+        "lessons 01-06": lambda n: n[:2] in ("01", "02", "03", "04", "05", "06"),
+        "07 and 08": lambda n: n[:2] in ("07", "08"),
+        "the optional 09-11": lambda n: n in OPTIONAL,
+        "the five core exercises": lambda n: n.startswith("ex0") and n[3] in "12345",
+        "the build track's five": lambda n: n.startswith(("ex06", "ex07", "ex08", "ex09", "ex10")),
+    }
+    said = [
+        f"{label} {whole(sum(s.minutes for s in sizes if test(s.name)))}" for label, test in groups.items()
+    ]
+    everything = whole(sum(s.minutes for s in sizes))
+    return (
+        f"At full length: {', '.join(said[:3])} minutes; {' and '.join(said[3:])}. Everything, one after "
+        f"the other: {everything} minutes, {everything // 60} h {everything % 60:02d}."
+    )
+
+
+def blocks(sizes: list[Size]) -> dict[str, str]:
+    """Every generated block of the guide, by name."""
+    by_name = {s.name: s for s in sizes}
+    found = {"minutes table": table(sizes) + "\n\n" + totals(sizes)}
+    for name, (limit, parts) in PLANS.items():
+        rows, total = plan_table(parts, by_name)
+        found[name] = f"{rows}\n\nIn all {total} minutes, of the {limit} the plan has."
+    return found
+
+
+def block_re(name: str) -> re.Pattern:
+    """A generated block: its begin marker line, its lines, its end marker."""
+    return re.compile(
+        rf"(<!-- lesson_sizes.py: {re.escape(name)} -->\n)(.*?)(<!-- end lesson_sizes.py -->)", re.S
+    )
+
+
+def guide_run_seconds(text: str) -> dict[str, float | None]:
+    """The run times the guide's minutes table keeps: {notebook: seconds or None}."""
+    found = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].startswith("`") and cells[0].count("`") == 2:
+            found[cells[0].split("`")[1]] = None if cells[4] == "-" else float(cells[4])
+    return found
+
+
+def sizes_from_guide(text: str) -> list[Size]:
+    """Every notebook's size now, with the run time the guide keeps for it (None if it keeps none)."""
+    runs = guide_run_seconds(text)
+    return [measure(path, execute=False, run_s=runs.get(path.name)) for path in notebooks()]
+
+
+def minutes_cells(text: str, sizes: list[Size], fix: bool = False) -> list[tuple[str, int]] | str:
+    """Rows of the guide's other tables (a header with a 'minutes' column, a first cell naming a notebook)
+    whose minutes disagree with the sizes, as (line, minutes); with ``fix``, the text with them fixed."""
+    want = {s.name: whole(s.minutes) for s in sizes}
+    wrong, lines, column = [], text.splitlines(keepends=True), None
+    for number, line in enumerate(lines):
+        cells = line.strip().strip("|").split("|") if line.startswith("|") else None
+        if cells is None:
+            column = None
+        elif column is None:
+            column = next((i for i, c in enumerate(cells) if "minutes" in c), -1)
+        elif column >= 0 and (name := re.search(r"`([^`]+\.ipynb)`", cells[0])) and name[1] in want:
+            if cells[column].strip() != str(want[name[1]]):
+                wrong.append((line, want[name[1]]))
+                cells[column] = f" {want[name[1]]} "
+                lines[number] = "|" + "|".join(cells) + "|\n"
+    return "".join(lines) if fix else wrong
+
+
+def minute_lines(sizes: list[Size]) -> dict[Path, int]:
+    """Each exercise notebook, student and instructor version, and the minutes its first cell must say."""
+    found = {}
+    for size in sizes:
+        path = next(p for p in notebooks() if p.name == size.name)
+        if instructor(path).exists():
+            found[path] = found[instructor(path)] = whole(size.minutes)
+    return found
+
+
+def drift(text: str, sizes: list[Size]) -> list[str]:
+    """What in the guide and the notebooks disagrees with the sizes: [] when nothing."""
+    problems = []
+    for name, body in blocks(sizes).items():
+        match = block_re(name).search(text)
+        if match is None:
+            problems.append(f"the guide has no block '<!-- lesson_sizes.py: {name} -->'")
+        elif match[2] != body + "\n":
+            have, want = match[2].splitlines(), body.splitlines()
+            first = next(i for i in range(max(len(have), len(want))) if have[i : i + 1] != want[i : i + 1])
+            said, wanted = (
+                have[first] if first < len(have) else "(nothing)",
+                want[first] if first < len(want) else "(nothing)",
+            )
+            problems.append(f"the guide's {name} says {said!r} where the sizes give {wanted!r}")
+    for path, minutes in minute_lines(sizes).items():
+        first = nbformat.read(path, as_version=4).cells[0].source
+        said = MINUTE_LINE.search(first)
+        if said is None or said[0] != f"About {minutes} minutes.":
+            what = repr(said[0]) if said else "no minutes"
+            problems.append(f"{path.relative_to(ROOT)} says {what}, not 'About {minutes} minutes.'")
+    for name, (limit, parts) in PLANS.items():
+        total = plan_table(parts, {s.name: s for s in sizes})[1]
+        if total > limit:
+            problems.append(f"the {name} takes {total} minutes, more than {limit}: shorten a part in PLANS")
+    for line, want in minutes_cells(text, sizes):
+        problems.append(f"the guide's row {line.strip()!r} should say {want} minutes")
+    return problems
+
+
+def write(sizes: list[Size]) -> None:
+    """Rewrite the guide's blocks and every exercise's minute line from ``sizes``."""
+    text = GUIDE.read_text(encoding="utf-8")
+    for name, body in blocks(sizes).items():
+        if not block_re(name).search(text):
+            raise SystemExit(f"{GUIDE} has no block '<!-- lesson_sizes.py: {name} -->': add its two markers")
+        text = block_re(name).sub(lambda m, body=body: m[1] + body + "\n" + m[3], text)
+    GUIDE.write_text(minutes_cells(text, sizes, fix=True), encoding="utf-8")
+    for path, minutes in minute_lines(sizes).items():
+        notebook = nbformat.read(path, as_version=4)
+        notebook.cells[0].source = MINUTE_LINE.sub(f"About {minutes} minutes.", notebook.cells[0].source)
+        nbformat.write(notebook, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-execute", action="store_true", help="sizes only, no run time")
+    parser.add_argument(
+        "--no-execute", action="store_true", help="sizes only (with --write: keep the guide's run times)"
+    )
     parser.add_argument("--sections", type=Path, help="one notebook's minutes per ## section")
+    parser.add_argument(
+        "--write", action="store_true", help="rewrite the guide's blocks and the minute lines"
+    )
+    parser.add_argument("--check", action="store_true", help="say what drifted, exit 1 if anything did")
     args = parser.parse_args(argv)
     if args.sections:
         print(table(sections(args.sections)).replace("| notebook |", "| section |"))
         return 0
+    guide = GUIDE.read_text(encoding="utf-8")
+    if args.check:
+        problems = drift(guide, sizes_from_guide(guide))
+        print("\n".join(problems) or "the guide and the exercises agree with the sizes")
+        return 1 if problems else 0
+    runs = guide_run_seconds(guide) if args.write else {}
     sizes = []
-    for path in lesson_notebooks():
-        sizes.append(measure(path, execute=not args.no_execute))
+    for path in notebooks():
+        sizes.append(measure(path, execute=not args.no_execute, run_s=runs.get(path.name)))
         print(f"measured {path.name}", file=sys.stderr)
+    if args.write:
+        write(sizes)
+        print(f"wrote {GUIDE.relative_to(ROOT)} and the exercises' minute lines", file=sys.stderr)
     print(table(sizes))
     print(
         f"\nrates: {WORDS_PER_MIN} words/min, {SECONDS_PER_CELL} s per code cell, "

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def lesson_notebooks() -> list[Path]:
-    """The eight lessons, then the five student exercise notebooks, as the workshop takes them."""
+    """The lessons, then the five core student exercise notebooks, as the workshop takes them."""
     return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
         (ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb")
     )

@@ -4,9 +4,8 @@
 # **What you will build:** the simplest agent that works, a *ReAct* loop, on the order-status task from
 # the seed article, and the baseline numbers that every later notebook has to beat.
 #
-# ReAct lets two roles take turns: the **Reasoner** (the language model) writes a thought and asks for a
-# tool; the **Actor** (a plain Python loop) runs the tool and hands back what it saw, the *observation*.
-# Repeat until the Reasoner gives a final answer.
+# In ReAct the **Reasoner** (the language model) writes a thought and asks for a tool; the **Actor** (a
+# plain Python loop) runs it and hands back what it saw, the *observation*; until a final answer.
 #
 # The job: a customer asks about an order. The agent has three tools, fast to slow:
 #
@@ -27,7 +26,7 @@ import pandas as pd
 
 from ralph_mini import model_from_env, run_react, tool
 from ralph_mini.measure import by_kind, record, run_suite, summarize
-from ralph_mini.widgets import plot_calls_per_task, progress, show_trace
+from ralph_mini.widgets import progress, show_trace
 from ralph_mini.worlds import orders
 
 model = model_from_env(habits=orders.HABITS)  # OfflineModel, unless RALPH_MODEL is set
@@ -83,28 +82,76 @@ loyalty_points.schema()["function"]["parameters"]
 # %% [markdown]
 # ## One task, step by step
 #
-# The first question is about A123. Read the thoughts: the model finds the order in the cache, and then
-# queries the database anyway, "to confirm accuracy". That is the first naive habit the seed article saw
-# in real models.
+# The first question is about A123. Before using the kit's agent, write the loop yourself.
+#
+# **From scratch: the ReAct loop.** The conversation is a list of messages, starting with the system
+# prompt and the question. Each turn the model replies with a thought and a tool call, or a final
+# answer. The loop runs the tool and appends the observation as a `tool` message answering that call:
+# one short line (`4 fields: status=paid, ...`), not raw JSON, to keep the context small. It stops at
+# `Final answer:`, or after `max_steps` turns.
 
 # %%
+# from scratch: the ReAct loop
+import json
+
+from ralph_mini.tools import NotFound
+
+
+def react_by_hand(question, system_prompt, model, tools, max_steps=8):
+    by_name = {t.name: t for t in tools}
+    schemas = [t.schema() for t in tools]  # what the model reads about each tool
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": question}]
+    for _ in range(max_steps):
+        reply = model.complete(messages, schemas)  # think: a thought, then a tool call or an answer
+        messages.append(reply.to_message())
+        if not reply.tool_calls:  # no call: it should be the answer
+            _, marker, answer = (reply.content or "").partition("Final answer:")
+            if marker:
+                return json.loads(answer), messages
+            messages.append({"role": "user", "content": "Call a tool or give the final answer."})
+        for call in reply.tool_calls:  # act: run each tool the model asked for
+            try:
+                fields = by_name[call.name].function(**json.loads(call.arguments))
+                shown = ", ".join(f"{key}={value}" for key, value in fields.items())
+                observation = f"ok: {len(fields)} fields: {shown}"
+            except NotFound as err:
+                observation = f"not_found: {err}"
+            # observe: the result goes back into the conversation, as the answer to this call
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
+    return None, messages
+
+
 task = suite.tasks[0]
-print(task.question)
+answer, messages = react_by_hand(task.question, task.system_prompt, model, tools)
+for message in messages:  # the system prompt, the question, then thought, call, observation ...
+    print(f"{message['role']:>9}: {message['content']}")
+    for call in message.get("tool_calls", []):
+        print(f"{'':>11}-> {call['function']['name']}({call['function']['arguments']})")
+
+# %% [markdown]
+# Read the thoughts: the model finds the order in the cache, and then queries the database anyway, "to
+# confirm accuracy". That is the first naive habit the seed article saw in real models.
+#
+# **The package's version: `react.run_react`**, on the same task and then on all 50: the same
+# conversation, message for message. What it adds: each step as a `Step` record with a status
+# (`wrong_tool`: a tool the question is not about), virtual seconds and tokens; a made-up tool name,
+# arguments that are not JSON, a tool that raises or hangs, each turned into an observation (the hand
+# loop crashes with a `KeyError` on a made-up name); a stop after `max_pitfall_depth` wrong calls or a
+# repeated call; lessons in the prompt within a budget (notebooks 04-06). No fault occurs on these
+# tasks, so the conversations are the same; notebook 07 shows each fault.
+
+# %%
 trace = run_react(task, model, tools)
 for step in trace.steps:
     print(
-        f"thought: {step.thought}\n  act:     {step.tool}({step.arguments})\n  observe: {step.observation}\n"
+        f"{step.index}. {step.tool} -> {step.status}: {step.tool_latency_s} s tool, {step.model_latency_s} s model"
     )
-print(trace.final_text)
-
-# %% [markdown]
-# Observations are *compressed*: the tool returned a dict, the model sees one short line
-# (`4 fields: status=paid, ...`), as the article advises; it keeps the context small.
-#
-# Everything the model was sent is in `trace.messages`. Here is the system prompt, word for word:
-
-# %%
-print(trace.messages[0]["content"])
+print("same conversation as by hand:", trace.messages == messages, "| same answer:", trace.answer == answer)
+same = sum(
+    react_by_hand(t.question, t.system_prompt, model, tools)[1] == run_react(t, model, tools).messages
+    for t in suite.tasks
+)
+print(f"identical conversations on {same} of {len(suite.tasks)} tasks")
 
 # %% [markdown]
 # The second question is about B456, created twelve minutes ago and still pending. Two more habits
@@ -169,16 +216,3 @@ pd.DataFrame([baseline, core_only])[["agent", "wrong calls", "tasks with a wrong
 
 # %%
 pd.DataFrame([baseline, core_only]).set_index("agent").T
-
-# %% [markdown]
-# The same comparison as a picture: calls per task for each agent, next to the oracle's minimum.
-
-# %%
-plot_calls_per_task(
-    [
-        {"agent": "all 9 tools", "calls/task": baseline["calls/task"]},
-        {"agent": "3 core tools", "calls/task": core_only["calls/task"]},
-        {"agent": "oracle", "calls/task": baseline["oracle calls/task"]},
-    ],
-    value="calls/task",
-)

@@ -2,12 +2,11 @@
 # # 02 · The execution log: see where the time goes
 #
 # **What you will build:** a logger around the bare ReAct agent from notebook 01 that writes one
-# compact record per step (run, step, tool, arguments, status, latency, tokens, what came back) to a
-# JSON Lines file, and the queries that find the wasted calls in it.
+# compact record per step (run, step, tool, arguments, status, latency, what came back) to a JSON Lines
+# file, and the query that finds the wasted calls in it.
 #
-# Why bother: the seed article's first finding was that a reflector fed the whole chat transcript
-# gives vague advice, while one fed a *compact step log* gives specific rules. Before an agent can learn
-# from its runs, somebody has to write them down in a form that is easy to read: that is this lesson.
+# Why: the seed article found that a reflector fed the whole chat transcript gives vague advice, while
+# one fed a *compact step log* gives specific rules. The session to log: notebook 01's 50 tasks.
 
 # %%
 from pathlib import Path
@@ -17,6 +16,7 @@ import pandas as pd
 from ralph_mini import grade, model_from_env
 from ralph_mini.log import append_run, load_log, log_run, step_rows
 from ralph_mini.measure import run_suite
+from ralph_mini.waste import run_waste
 from ralph_mini.widgets import progress
 from ralph_mini.worlds import orders
 
@@ -24,98 +24,141 @@ pd.set_option("display.max_colwidth", 120)  # show a log record's whole observat
 model = model_from_env(habits=orders.HABITS)
 suite = orders.make_suite(n=50, seed=7)
 tools = suite.world.tools()
+traces = run_suite(suite.tasks, model, tools, progress=progress)
 
 # %% [markdown]
 # ## Log a session
 #
-# Run the 50 tasks exactly as in notebook 01, and append each run to one session file. The file is
-# append-only: a second session would get a file of its own. (We delete the file first so that running
-# this notebook twice gives the same log.)
+# **From scratch: the step log.** One JSON object per line, one line per step of every run: which run,
+# which step, the tool and its arguments, the status, the step's cost in virtual seconds (the tool's
+# time plus the model's turn that chose it) and the observation. Reading it back is one `json.loads` a
+# line.
+
+# %%
+# from scratch: the step log
+import json
+
+
+def write_log(path, traces):
+    path.parent.mkdir(exist_ok=True)
+    with open(path, "w", encoding="utf-8") as file:
+        for number, trace in enumerate(traces, 1):
+            for step in trace.steps:
+                row = {
+                    "run_id": f"R{number:03d}",
+                    "step": step.index,
+                    "tool": step.tool,
+                    "args": step.arguments,
+                    "status": step.status,
+                    "latency_s": round(step.tool_latency_s + step.model_latency_s, 3),
+                    "observation": step.observation,
+                }
+                file.write(json.dumps(row) + "\n")
+
+
+def read_log(path):
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line) for line in file]
+
+
+scratch_path = Path("runs/scratch-02.jsonl")
+write_log(scratch_path, traces)
+rows = read_log(scratch_path)
+print(f"{len(rows)} lines in {scratch_path}; the first two:")
+print(*scratch_path.read_text().splitlines()[:2], sep="\n")
+
+# %% [markdown]
+# **The package's version: `log.log_run`, `append_run`, `load_log`**: the same steps, tools, statuses
+# and seconds. It adds a `run` line per run (question, time, answer, the grader's verdict, cost), so a
+# reflector can read a run from the log alone; shorter arguments and observations; tokens; appending,
+# never rewriting; and a loader that names the file and line of a bad line.
 
 # %%
 log_path = Path("runs/session-02.jsonl")
 log_path.unlink(missing_ok=True)
-traces = run_suite(suite.tasks, model, tools, progress=progress)
 for number, trace in enumerate(traces, 1):
     append_run(log_path, *log_run(trace, f"R{number:03d}", grade(trace.task, trace.answer).correct))
-lines = log_path.read_text().splitlines()
-print(f"{len(lines)} lines in {log_path}; the first two:\n")
-print("\n".join(lines[:2]))
-
-# %% [markdown]
-# Loading it back gives the same records: a log is only useful if a program can read it too.
-
-# %%
 records, runs = load_log(log_path)
-steps = pd.DataFrame(step_rows(records))
-print(f"{len(records)} steps in {len(runs)} runs")
-print(f"run {runs[1].run_id} at {runs[1].now}: {runs[1].question}")
-steps[steps.run_id == "R002"]
+print(f"{len(records)} steps in {len(runs)} runs; the first two lines:")
+print(*log_path.read_text().splitlines()[:2], sep="\n")
+keys = ("run_id", "step", "tool", "status", "latency_s")
+same = [tuple(getattr(r, k) for k in keys) for r in records] == [tuple(row[k] for k in keys) for row in rows]
+print("\nsame runs, steps, tools, statuses and seconds as by hand:", same)
 
 # %% [markdown]
 # ## Find the waste by eye
 #
-# Read run R002 above (order B456, created at 11:48, asked about at 12:00: 12 minutes old). Step 1
-# asked the shipping service about a payment. Step 3 asked the database what the cache had just said.
-# Step 4 waited on the payment provider for an order too new to be there: 6 s for the provider
-# (notebook 01's tool table), and the rest of the step's 8.3 s is the model's turn (see the last table).
-# One call in four was needed.
+# One run, as a table:
+
+# %%
+steps = pd.DataFrame(step_rows(records))
+print(f"run {runs[1].run_id} at {runs[1].now}: {runs[1].question}")
+steps[steps.run_id == "R002"]
+
+# %% [markdown]
+# Order B456 was created at 11:48 and asked about at 12:00: 12 minutes old. Step 1 asked the shipping
+# service about a payment. Step 3 asked the database what the cache had just said. Step 4 waited on the
+# payment provider for an order too new to be there: 6 s for the provider (notebook 01's tool table),
+# and the rest of the step's 8.3 s is the model's turn. One call in four was needed.
 #
 # ## Find the waste by query
 #
-# By eye works for one run; for fifty, ask the log. Three questions, one line of pandas each:
+# By eye works for one run; for fifty, ask the log.
+#
+# **From scratch: the query that finds the waste.** Three questions, each about a step and the one
+# before it in the same run: a wrong call; the database asked right after the cache found the order;
+# the payment provider finding nothing.
+
 
 # %%
-steps["previous"] = steps.groupby("run_id").status.shift()
-steps["previous_tool"] = steps.groupby("run_id").tool.shift()
-after_cache_hit = steps[
-    (steps.tool == "query_database") & (steps.previous_tool == "query_local_cache") & (steps.previous == "ok")
-]
-provider_nothing = steps[(steps.tool == "query_payment_api") & (steps.status == "not_found")]
-wrong = steps[steps.status.isin(["wrong_tool", "bad_args", "error", "bad_reply"])]
-pd.DataFrame(
-    [
-        {
-            "waste": "database after a cache hit",
-            "calls": len(after_cache_hit),
-            "virtual s": after_cache_hit.latency_s.sum(),
-        },
-        {
-            "waste": "payment API found nothing",
-            "calls": len(provider_nothing),
-            "virtual s": provider_nothing.latency_s.sum(),
-        },
-        {"waste": "wrong tool or bad arguments", "calls": len(wrong), "virtual s": wrong.latency_s.sum()},
-    ]
-).round(1)
+# from scratch: the query that finds the waste
+def find_waste(rows):
+    """{(run_id, step): why} for every wasted call, read from the log alone."""
+    wasted, previous = {}, None
+    for row in rows:
+        if previous is not None and previous["run_id"] != row["run_id"]:
+            previous = None  # a new run: no step before this one
+        key = (row["run_id"], row["step"])
+        after_cache_hit = previous and previous["tool"] == "query_local_cache" and previous["status"] == "ok"
+        if row["status"] in ("wrong_tool", "bad_args", "error", "bad_reply"):
+            wasted[key] = "wrong tool or bad arguments"
+        elif row["tool"] == "query_database" and after_cache_hit:
+            wasted[key] = "database after a cache hit"
+        elif row["tool"] == "query_payment_api" and row["status"] == "not_found":
+            wasted[key] = "payment API found nothing"
+        previous = row
+    return wasted
+
+
+wasted = find_waste(rows)
+seconds = {(row["run_id"], row["step"]): row["latency_s"] for row in rows}
+for why in sorted(set(wasted.values())):
+    calls = [key for key, reason in wasted.items() if reason == why]
+    print(f"{why:28} {len(calls):3} calls {sum(seconds[key] for key in calls):6.1f} virtual s")
+print(f"{len(wasted)} of {len(rows)} calls wasted")
 
 # %% [markdown]
-# Some of the payment calls that found nothing were for orders that do not exist at all; the others
-# were for pending orders that were too new. Grouping by what the *previous* step said separates them:
+# **The package's version: `waste.run_waste`**, the one definition of waste the Ralph Loop uses: the
+# same calls. It spells no tool name, so it works in any world: it judges a run from its steps and
+# answer (a look-up that brought nothing the answer used, or whose values another call also gave; a
+# "not found" after the tool that holds every order found nothing).
 
 # %%
-provider_nothing.assign(after=provider_nothing.previous_tool + " " + provider_nothing.previous).groupby(
-    "after"
-).size()
+complete = [t.name for t in tools if t.holds_every]  # the database: it holds every order
+package = {(f"R{n:03d}", i) for n, trace in enumerate(traces, 1) for i in run_waste(trace, complete=complete)}
+print(f"by hand {len(wasted)} wasted calls, package {len(package)}; the same calls: {package == set(wasted)}")
 
 # %% [markdown]
 # ## What changed: where the time goes
 #
-# The log turns "the agent feels slow" into a table. Per tool: how many calls, how much virtual time,
-# and how much of it the three queries above flagged as waste.
-#
-# One thing to know before reading it: a step's `latency_s` in the log is the *tool's* time plus the
-# *model's* time for the turn that chose the call (reading the prompt and writing the thought and the
-# arguments). That is the step's real cost, but it is not the tool's speed: the cache answers in 0.05 s,
-# yet a step that calls it costs about two seconds. The log keeps only the sum; the traces in memory
-# still hold the two parts, so we add them as columns `tool_s` and `model_s` (`virtual_s` = their sum).
-# The model's turn that writes the final answer calls no tool, so it is in no row here.
+# The log turns "the agent feels slow" into a table: per tool, calls, virtual time and waste. A step's
+# `latency_s` is the *tool's* time plus the *model's* turn that chose the call, so we add the two parts
+# from the traces as columns `tool_s` and `model_s`.
 
 # %%
 steps["tool_s"] = [s.tool_latency_s for t in traces for s in t.steps]  # same order as the log
 steps["model_s"] = [s.model_latency_s for t in traces for s in t.steps]
-wasted_index = set(after_cache_hit.index) | set(provider_nothing.index) | set(wrong.index)
-steps["wasted"] = steps.index.isin(wasted_index)
+steps["wasted"] = [(run, step) in wasted for run, step in zip(steps.run_id, steps.step, strict=True)]
 per_tool = steps.groupby("tool").agg(
     calls=("step", "size"),
     virtual_s=("latency_s", "sum"),
@@ -126,7 +169,6 @@ per_tool = steps.groupby("tool").agg(
 per_tool["wasted share of time"] = (
     steps[steps.wasted].groupby("tool").latency_s.sum().reindex(per_tool.index).fillna(0) / per_tool.virtual_s
 ).round(2)
-print(f"{steps.wasted.sum()} of {len(steps)} calls flagged as waste")
 per_tool.round(1).sort_values("virtual_s", ascending=False)
 
 # %% [markdown]

@@ -4,28 +4,26 @@
 # **What you will build:** a *reflector* that reads the compact log of a run and writes lessons the
 # agent can follow next time, held to a fixed template so it cannot get away with saying nothing.
 #
-# The seed article learned two things the hard way:
+# The seed article learned two things the hard way: fed the whole chat transcript, a reflector gives
+# vague advice; fed the compact step log of notebook 02, it names tools and fields. And a fixed template
+# (four sections, each item at most 30 words) stops it from filling the page with nothing.
 #
-# 1. Fed the whole chat transcript, a reflector gives vague advice ("improve performance"). Fed the
-#    compact step log from notebook 02, it names tools and fields.
-# 2. A fixed output template (effective steps, ineffective steps, reusable rules, behaviours to avoid,
-#    each item at most 30 words) stops it from filling the page with nothing. Replies that break the
-#    template are sent back with the reason, within `max_reflection_rounds` attempts in all.
-#
-# And one thing this kit insists on: **the reflector knows no answers.** It reads the run's log, the
-# grader's verdict line (accepted, or which answer fields were rejected, never their right values) and
-# the tools in its prompt, with their descriptions and the roles they declare; nothing else. The
-# offline reflector (`ralph_mini/offline_reflect.py`) has no tool name, status or world fact written in
-# it, so it reflects the same way on a renamed tool set or a new task type.
-#
-# The rules come out in the **micro-prompt grammar** (`ralph_mini/rules.py`): a small controlled English
-# that a real model reads as a plain sentence and the offline model can parse.
+# **The reflector knows no answers**: it reads the run's log, the grader's verdict line (which fields
+# were rejected, never their right values) and the tools in its prompt. Its rules come out in the
+# **micro-prompt grammar** (`ralph_mini/rules.py`), a controlled English that a real model reads as a
+# plain sentence and the offline model can parse.
 
 # %%
 from ralph_mini import grade, model_from_env, run_react
 from ralph_mini.measure import by_kind, record, run_suite, summarize
 from ralph_mini.planner import review
-from ralph_mini.reflect import ask_untemplated, reflect, reflection_text, validate_reflection
+from ralph_mini.reflect import (
+    ask_untemplated,
+    reflect,
+    reflection_messages,
+    reflection_text,
+    validate_reflection,
+)
 from ralph_mini.worlds import orders
 
 model = model_from_env(habits=orders.HABITS)
@@ -53,12 +51,7 @@ print(advice)
 
 # %% [markdown]
 # True, and useless: nothing in it tells the agent what to do differently with *this* kind of order.
-# The validator we are about to use agrees:
-
-# %%
-validate_reflection(advice, words, [t.name for t in tools])
-
-# %% [markdown]
+#
 # ## With the template, from the log
 #
 # Now the compact log: one line per step, then the result, then the grader's verdict line that the
@@ -70,33 +63,89 @@ verdict = grade(task, wasteful.answer)
 log_text = reflection_text(wasteful, "R002", verdict.correct, verdict)
 print(log_text)
 
+# %% [markdown]
+# **From scratch: the template check and the re-ask.** The prompt (`reflect.reflection_messages`) asks
+# for four sections, each item a line "- ..." of at most 30 words naming a tool or a field. The check
+# splits the reply into sections and lists what breaks the template; such a reply is sent back with the
+# reasons, within `rounds` attempts, then no reflection rather than garbage.
+
 # %%
-reflection = reflect(log_text, model, tools, words)
-for title, items in [
-    ("EFFECTIVE STEPS", reflection.effective),
-    ("INEFFECTIVE STEPS", reflection.ineffective),
-    ("REUSABLE RULES", reflection.rules),
-    ("AVOID", reflection.avoid),
-]:
-    print(title + ":")
-    print("\n".join(f"- {item}" for item in items) or "- none")
-print(f"\nrounds: {reflection.rounds}, reflection tokens: {reflection.tokens}")
+# from scratch: the template check and the re-ask
+SECTIONS = ["EFFECTIVE STEPS", "INEFFECTIVE STEPS", "REUSABLE RULES", "AVOID"]
+NAMES = [t.name for t in tools] + [*words.fields, words.id_argument]  # what a specific item names
+
+
+def check(text, max_words=30):
+    """The reply's sections, and every way it breaks the template ([] means valid)."""
+    sections, current = {}, None
+    for line in (raw.strip() for raw in text.splitlines()):
+        if line.endswith(":") and line[:-1].upper() in SECTIONS:
+            current = line[:-1].upper()
+            sections[current] = []
+        elif line.startswith("- ") and current and line[2:].lower() != "none":
+            sections[current].append(line[2:])
+    problems = [f"missing section {name}" for name in SECTIONS if name not in sections]
+    for name, items in sections.items():
+        for item in items:
+            if len(item.split()) > max_words:
+                problems.append(f"{name}: item has {len(item.split())} words, over {max_words}")
+            if not any(known in item.lower() for known in NAMES):
+                problems.append(f"{name}: vague item names no tool or field: '{item}'")
+    return sections, problems
+
+
+def reflect_by_hand(log_text, model, max_words=30, rounds=2):
+    messages = reflection_messages(log_text, tools, words, max_words)  # the template prompt, the log
+    for _ in range(rounds):
+        text = model.complete(messages, []).content or ""
+        sections, problems = check(text, max_words)
+        if not problems:
+            return sections
+        reask = f"Your reply breaks the template: {'; '.join(problems)}. Reply again, in the template only."
+        messages += [{"role": "assistant", "content": text}, {"role": "user", "content": reask}]
+    return None  # no reflection rather than garbage
+
+
+print("the untemplated advice:", check(advice)[1], "\n")
+for title, items in reflect_by_hand(log_text, model).items():
+    print(title + ":", *[f"- {item}" for item in items], sep="\n")
 
 # %% [markdown]
-# Every item names a tool or a field, and each comes from the log alone. A step is *effective* when it
-# brought a field the final answer used (the cache gave `status` and `amount`); *ineffective* when it
-# failed (the shipping tool: `wrong_tool`), only repeated fields already known (the database), or found
-# nothing. Each waste pattern becomes a rule: a repeat gives "when P finds the order: skip T", useless
-# calls before the first effective tool give "when any task: start with E". Where does "30 min" come
-# from? The log shows the order was 12 minutes old (its `created_at` against the run's time) when the
-# provider had nothing; the payment tool's role in the prompt (`@tool(lag_min=30)`, shown as "learns of
-# an order 30 min after it is created") says when transactions appear.
+# **The package's version: `reflect.reflect`** (its check is `validate_reflection`): the same sections
+# and items. It checks more: the sections' order, at least one step named, every rule in the micro-prompt
+# grammar (kept in canonical form), no item naming one order, customer, amount or time. A rule written
+# for order B456 passes the hand check and fails the package's twice:
+
+# %%
+reflection = reflect(log_text, model, tools, words)
+as_sections = {
+    "EFFECTIVE STEPS": list(reflection.effective),
+    "INEFFECTIVE STEPS": list(reflection.ineffective),
+    "REUSABLE RULES": list(reflection.rules),
+    "AVOID": list(reflection.avoid),
+}
+print(f"rounds: {reflection.rounds}, reflection tokens: {reflection.tokens}")
+print("same sections as by hand:", as_sections == reflect_by_hand(log_text, model))
+special = "\n".join(
+    ["EFFECTIVE STEPS:", "- query_local_cache gave status", "INEFFECTIVE STEPS:", "- none"]
+    + ["REUSABLE RULES:", "- when order B456 is pending: skip query_payment_api", "AVOID:", "- none"]
+)
+print("by hand:", check(special)[1])
+print("package:", *validate_reflection(special, words, [t.name for t in tools]), sep="\n- ")
+
+# %% [markdown]
+# Every item comes from the log alone. A step is *effective* when it brought a field the answer used;
+# *ineffective* when it failed, only repeated known fields, or found nothing. A repeat gives "when P
+# finds the order: skip T"; useless calls before the first effective tool give "when any task: start
+# with E". The "30 min" comes from the log (the order was 12 minutes old when the provider had nothing)
+# and the payment tool's declared role in the prompt ("learns of an order 30 min after it is created").
 #
-# The grader accepted this answer, so its line adds nothing here. A rejection would: the reflector
-# then looks for a tool whose description speaks of the status it saw and that was never called
-# ("when status is W ...: call T"), and an answer or a write made with no look-up at all teaches
-# "when any task: start with" the read-only tool that declares it holds every record. It
-# never learns what the right answer was: the verdict line names the rejected fields, not their values.
+# <details><summary>When the grader rejects an answer</summary>
+#
+# The verdict line names the rejected fields. The reflector then looks for a tool whose description
+# speaks of the status it saw and that was never called ("when status is W ...: call T").
+#
+# </details>
 #
 # ## A template violation, rejected and asked again
 #
@@ -107,37 +156,39 @@ print(f"\nrounds: {reflection.rounds}, reflection tokens: {reflection.tokens}")
 short = reflect(log_text, model, tools, words, max_words=10)
 print("round 1 rejected because:", short.rejections[0][:300], "...\n")
 print(f"round {short.rounds}: ok={short.ok}; rules:", *short.rules, sep="\n- ")
+print(
+    "\nby hand, same rules:",
+    reflect_by_hand(log_text, model, max_words=10)["REUSABLE RULES"] == list(short.rules),
+)
 
 # %% [markdown]
-# And when no reply is good enough within the rounds allowed, the reflector returns *no reflection*
-# with the reason, never garbage:
+# At 4 words no item fits. The reflector returns *no reflection* with the reason, never garbage. Here
+# the two checks differ: the second reply has every section, each "- none"; the hand check accepts
+# that empty template, the package's refuses it (it must name at least one step):
 
 # %%
 nothing = reflect(log_text, model, tools, words, max_words=4, max_reflection_rounds=2)
 print(nothing.ok, "|", nothing.reason[:160])
+print("by hand:", reflect_by_hand(log_text, model, max_words=4, rounds=2))
 
 # %% [markdown]
 # ## The fast loop's quick review
 #
 # A reflection is for *next time*. Within a run, the Ralph Loop uses a cheaper check, the quick review
-# (`reflect.quick_review`; `planner.review` calls it with what the world says: the task type's answer
-# fields, the tools that write or hold every record): from what the agent can see (no grader), it
-# counts wrong and redundant calls and judges the answer *complete* for the task's type: it has that
-# type's answer fields (here `status`), and a "not_found" rests on a look-up that answered (when every
-# look-up failed, in an outage, nothing was found *or* ruled out). It also notes whether the run wrote
-# (`wrote`) and flags an answer or write made with no look-up at all (`blind`).
+# (`review.quick_review`, called by `planner.review` with what the world says): from what the agent can
+# see (no grader), it counts wrong and redundant calls and judges the answer *complete*: it has the task
+# type's answer fields (here `status`), and a "not_found" rests on a look-up that answered. It also
+# notes whether the run wrote (`wrote`) and an answer made with no look-up at all (`blind`).
 #
-# The quick review asks for a retry (`retry=True`) only when the answer is not complete (none at all,
-# because the run hit `max_steps` or `max_pitfall_depth`, or one lacking the type's fields) *and* the
-# run wrote nothing: a write is never repeated. Then the *fast loop* reflects on that run at once (its
-# log says "grader: not graded", since the grader has not seen it yet) and runs the task again with
-# the rules, every run of the task sharing one pitfall budget. Notebook 06 shows it firing, on a run
-# that used up its model turns before answering.
+# It asks for a retry only when the answer is not complete (none at all, because the run hit
+# `max_steps` or `max_pitfall_depth`, or one lacking the type's fields) *and* the run wrote nothing.
+# Then the *fast loop* reflects on that run at once ("grader: not graded") and runs the task again with
+# the rules, all runs of the task sharing one pitfall budget (notebook 06 shows it firing).
 #
 # Here the answer is complete, so no retry. After grading, the *slow loop* decides whether to reflect
-# for memory (`loop.wants_slow_loop`): always when the grader rejected the answer or the answer rested
-# on no look-up; on waste like this run's (1 wrong, 2 redundant calls) when the task type recurs or the
-# same error repeats; never on a clean, accepted run.
+# for memory (`learn.wants_slow_loop`): always when the grader rejected the answer; on waste like this
+# run's when the task type recurs or the same error repeats; never on a clean run, nor on an accepted
+# answer made with no look-up (it showed nothing).
 
 # %%
 review(task, wasteful, tools, words)

@@ -1,47 +1,28 @@
 # %% [markdown]
 # # 04 · Long-term memory, and the guards that keep it clean
 #
-# **What you will build:** a memory of *experiences* (rules the reflector wrote, with their track
-# record) that the agent consults before each task, with the guards the seed article needed after its
-# memory poisoned its own agent, and those that keep a lesson true once the world changes.
+# **What you will build:** a memory of *experiences*, the rules the reflector wrote with their track
+# record, that the agent consults before each task; and the guards that keep a bad lesson from doing
+# lasting harm: a write threshold, votes, confidence, decay and expiry.
 #
 # In notebook 03 one reflection, pasted into the prompt by hand, cut calls per task from 2.82 to 1.64.
-# Now the agent does it alone, task after task:
-#
-# 1. before a task, **retrieve** the strongest experiences of the task's type and inject them into the
-#    prompt, within one budget: at most 3 lessons and 15% of the context (`react.LessonBudget`);
-# 2. run the task (notebook 01's ReAct loop); if an observation reveals a situation memory knows
-#    about (say, a pending order), retrieve once more, within the same budget;
-# 3. the grader's verdict and the run's waste **vote** on the injected rules whose *whole* trigger held
-#    in the run (age included);
-# 4. **reflect** (notebook 03) when the grader rejected the answer, when it rested on no look-up, or
-#    when the run wasted calls and its task type recurs or the same error repeats; then *offer* the
-#    rules to memory. Memory decides.
-#
-# The hard part is step 4. The article's lesson: a few rules learned from a special case, retrieved for
-# ordinary tasks, made the agent *worse*. Hence the guards, in `ralph_mini/memory.py`, `votes.py`,
-# `rule_forms.py` and `lesson_guards.py`:
-#
-# | guard | what it does | default |
-# |---|---|---|
-# | generalization filter | rejects a rule that names an order, customer, amount, date or transaction | always on |
-# | write threshold | a rule stays a *candidate* until proposed in N separate tasks, or it saves K calls alone, or it was learned from an answer the grader rejected | N = 2, K = 2 |
-# | merge (dedup) | a new wording, action order or near duplicate of a stored rule strengthens it instead of adding a row | ages within 20% |
-# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to (`waste.py`), or a wrong answer it could have caused | always on |
-# | vote decay | each new vote on a rule weighs its earlier ones by 0.5 ** (1/5): a vote counts half after five more | half-life 5 votes |
-# | removal | at N failures, once the decayed down-votes outweigh the up-votes, the rule is *removed* | N = 2 |
-# | contradiction | a rule that becomes active, or that a new task confirms, marks *invalid* an active rule with the same trigger and the opposite action, or a wider rule it is a counterexample to; so does a tool the world stops offering | always on |
-# | decay and expiry | weight halves every week without a hit, halves again once not hit for two weeks, gone after 30 days | 7 / 14 / 30 days |
+# Now the agent does it alone, task after task: **retrieve** the strongest lessons before a task, run
+# it, let the run **vote** on the lessons it was given, **reflect** on a wrong answer or on waste, and
+# **offer** the new rules to memory. Memory decides what to keep.
 
 # %%
+from datetime import timedelta
+
 import pandas as pd
+from IPython.display import Markdown
 
 from ralph_mini import model_from_env
 from ralph_mini.clock import FakeClock
-from ralph_mini.loop import LoopConfig, run_loop
+from ralph_mini.loop import run_loop
 from ralph_mini.measure import record, run_suite, summarize
 from ralph_mini.memory import Memory, MemoryConfig, decay_factor
 from ralph_mini.memory_file import MemoryFile, journal
+from ralph_mini.votes import apply_vote
 from ralph_mini.widgets import MemoryInspector, plot_decay, plot_learning_curve, progress
 from ralph_mini.worlds import orders
 
@@ -49,16 +30,138 @@ model = model_from_env(habits=orders.HABITS)
 suite = orders.make_suite(n=50, seed=7)
 tools = suite.world.tools()
 STATUS = "status"  # the order desk's one task type: memory keeps its lessons under it
-from ralph_mini.rule_forms import AGE_TOLERANCE
-
-# the guards' defaults, as in the table above; the lesson budget; the near-duplicate age tolerance
-MemoryConfig(), LoopConfig().budget, AGE_TOLERANCE
 
 # %% [markdown]
+# ## A memory from scratch
+#
+# A handful of lessons over a week, as the loop would hand them to memory: each event is a task whose
+# reflection proposed a rule, or a run with the rule in its prompt that voted on it (up: it helped;
+# down: it wasted calls). One rule is proposed only once; one helps three times, then wastes calls twice.
+
+# %%
+# a handful of lessons over a week
+CACHE_FIRST = "when any task: start with query_local_cache"
+SKIP_DB = "when query_local_cache finds the order: skip query_database"
+PROVIDER = "when query_database finds nothing: call query_payment_api"
+FRESH = "when status is pending and age under 30 min: skip query_payment_api"
+START = FakeClock().now  # 2025-03-10 12:00, day 0
+# fmt: off
+EVENTS = [  # (day, rule, what): the task that proposed it, or the vote of a run that used it
+    (0, CACHE_FIRST, "t1"), (0, SKIP_DB, "t1"), (0, PROVIDER, "t1"),
+    (1, CACHE_FIRST, "t2"), (1, PROVIDER, "t2"), (1, FRESH, "t2"),
+    (2, FRESH, "t3"), (2, FRESH, "up"), (2, CACHE_FIRST, "up"),
+    (3, CACHE_FIRST, "up"), (3, PROVIDER, "up"), (4, CACHE_FIRST, "up"), (4, PROVIDER, "up"),
+    (5, CACHE_FIRST, "up"), (5, PROVIDER, "up"), (6, CACHE_FIRST, "up"), (6, PROVIDER, "down"),
+    (7, CACHE_FIRST, "up"), (7, PROVIDER, "down"),
+]
+# fmt: on
+
+# %% [markdown]
+# **From scratch: the write threshold, confidence, votes, decay and expiry.** A lesson is a dict.
+# *Write threshold*: a rule stays a candidate until two separate tasks proposed it. *Votes* fade: each
+# new vote makes the earlier ones count 0.5 ** (1/5) as much, so a vote counts half after five more;
+# a rule with two failures whose faded down-votes outweigh its up-votes is removed. *Confidence*: n / (n
+# + 1) for n pieces of evidence (tasks that proposed it, runs it helped), times its track record. The
+# *weight* retrieval ranks by: confidence, halved for every week without a hit, halved again once
+# stale (two weeks), and 0 after 30 days (*expired*).
+
+
+# %%
+# from scratch: the memory's write threshold, confidence, votes, decay and expiry
+def propose(memory, rule, task_id, now, threshold=2):
+    """A reflection offers a rule: written (active) once `threshold` separate tasks proposed it."""
+    new = {"tasks": set(), "status": "candidate", "up": 0.0, "down": 0.0, "ok": 0, "failed": 0, "hit": now}
+    lesson = memory.setdefault(rule, new)
+    lesson["tasks"].add(task_id)
+    if lesson["status"] == "candidate" and len(lesson["tasks"]) >= threshold:
+        lesson["status"], lesson["hit"] = "active", now
+
+
+def vote(lesson, up, now, half_life=5, max_failures=2):
+    """A run with the rule in its prompt votes; the earlier votes fade."""
+    keep = 0.5 ** (1 / half_life)
+    lesson["up"], lesson["down"] = lesson["up"] * keep + up, lesson["down"] * keep + (not up)
+    lesson["ok" if up else "failed"] += 1
+    lesson["hit"] = now  # it was used: its clock restarts
+    if lesson["failed"] >= max_failures and lesson["down"] > lesson["up"]:
+        lesson["status"] = "removed"
+
+
+def confidence(lesson):
+    n = len(lesson["tasks"]) + lesson["ok"]
+    return n / (n + 1) * (lesson["up"] + 1) / (lesson["up"] + lesson["down"] + 1)
+
+
+def weight(lesson, now, half_life_days=7, stale_days=14, expire_days=30):
+    days = (now - lesson["hit"]) / timedelta(days=1)
+    if lesson["status"] != "active" or days > expire_days:
+        return 0.0  # a candidate, a removed rule or an expired one is never retrieved
+    return confidence(lesson) * 0.5 ** (days / half_life_days) * (0.5 if days > stale_days else 1)
+
+
+by_hand = {}
+for day, rule, what in EVENTS:
+    now = START + timedelta(days=day)
+    if what in ("up", "down"):
+        vote(by_hand[rule], what == "up", now)
+    else:
+        propose(by_hand, rule, what, now)
+for rule, lesson in by_hand.items():
+    week, month = (weight(lesson, START + timedelta(days=day)) for day in (8, 40))
+    print(
+        f"{lesson['status']:9} confidence {confidence(lesson):.2f}, weight day 8 {week:.2f}, day 40 {month:.2f}: {rule}"
+    )
+
+# %% [markdown]
+# **The package's version: `memory.Memory`** (`propose`, `record_hits`, `weight`) and
+# `votes.apply_vote`, on the same events. With two of its guards switched off it gives the same
+# statuses, confidences and weights. With its defaults, two rows differ, each a guard the hand memory
+# lacks:
+#
+# - **probation**: a rule proposed once is injected at once, *on probation*; its first up-vote makes it
+#   active, its first down-vote ends it. So `SKIP_DB` carries weight where the hand memory's candidate
+#   has none;
+# - **judged by what it does now**: two down-votes among a rule's last three make it *invalid*, whatever
+#   its past. The hand memory still trusts `PROVIDER` (its faded up-votes outweigh its two failures);
+#   the package has stopped using it.
+
+
+# %%
+def replay(config: MemoryConfig) -> dict:
+    clock = FakeClock(START)
+    memory, found = Memory(clock, config), {}
+    for day, rule, what in EVENTS:
+        clock.now = START + timedelta(days=day)
+        if what in ("up", "down"):
+            memory.record_hits([found[rule]])
+            when = clock().isoformat(timespec="minutes")
+            apply_vote(found[rule], what == "up", "a wasted call", config, when)
+        else:
+            found[rule] = memory.propose(rule, task_id=what, run_id=what, task_type=STATUS)[1]
+    clock.now = START + timedelta(days=8)
+    return {rule: f"{e.status} {e.confidence:.2f} / {memory.weight(e):.2f}" for rule, e in found.items()}
+
+
+essentials = MemoryConfig(probation=False, recent_failures=10**9, max_wrong_answers=10**9)
+day_8 = START + timedelta(days=8)
+hand = {
+    rule: f"{lesson['status']} {confidence(lesson):.2f} / {weight(lesson, day_8):.2f}"
+    for rule, lesson in by_hand.items()
+}
+pd.DataFrame(
+    {"by hand": hand, "package, two guards off": replay(essentials), "package": replay(MemoryConfig())}
+).rename_axis("status, confidence / weight on day 8")
+
+# %% [markdown]
+# What else the package adds, each a guard of the sections below: a filter that refuses a rule naming
+# one order, customer, amount or date; one row per lesson however it is worded; contradicted rules
+# marked invalid; rules kept with their status and the reason, never deleted; and a file.
+#
 # ## The agent with a memory
 #
-# Memory runs on an injected clock, so time is part of the experiment: here six hours pass between
-# tasks, so the 50 tasks span twelve days.
+# Now the real thing: notebook 01's 50 tasks through the loop (`loop.run_loop`), with an empty memory
+# that the reflections fill. Memory runs on an injected clock; six hours pass between tasks, so the 50
+# tasks span twelve days.
 
 # %%
 clock = FakeClock()
@@ -78,9 +181,9 @@ for result in results[:5]:
         print("    memory:", note)
 
 # %% [markdown]
-# Task T002 wasted three calls; its reflection produced three rules, but one task is not enough: they
-# wait as candidates. T004 proposed two of them again, from a *different* task, and they were written.
-# From T005 on the agent starts each task with what it has learned.
+# Task T002 wasted three calls; its reflection proposed three rules, and probation put each into the
+# next prompts at once. T003 validated one, T004 another: a run in which the rule's whole trigger held
+# and that ended correct without waste is an up-vote, and the first up-vote makes a rule active.
 #
 # ## The learning curve
 #
@@ -105,58 +208,22 @@ rows = [
 pd.DataFrame(rows).set_index("agent").T
 
 # %% [markdown]
-# By tasks 21-50 the agent with memory is within a few percent of the oracle, with no wrong calls and
-# every answer still correct. (Its tokens per task include every reflection it paid for.) Here is what
-# it wrote for itself, as the seed's author liked to read it once a month:
+# By tasks 21-50 the agent with memory is at the oracle, with no wrong calls and every answer still
+# correct. (Its tokens per task include every reflection it paid for.) Here is what it wrote for
+# itself, as the seed's author liked to read it once a month:
 
 # %%
-print(journal(memory))
+Markdown(journal(memory))
 
 # %% [markdown]
 # "Hits" counts the prompts a rule was injected into; "ok" and "wrong" count only the runs in which its
-# *whole* trigger held. The pending rule was injected 14 times but earned only 4 up-votes: every run was
-# correct, so on the other 10 its trigger did not hold (the run saw a pending order, but none under 30
-# minutes old), and a rule is neither credited nor blamed where it did not apply.
+# *whole* trigger held (the pending rule is neither credited nor blamed on a pending order older than 30
+# minutes). Each line carries the confidence and the weight of the cell you wrote: "1 tasks" because
+# each rule was proposed once and then earned its place by its votes.
 #
-# Each line carries two numbers. **Confidence** is how general the rule has proved, from 0 to 1. Its
-# evidence is every separate task whose reflection proposed it (the journal's "tasks") plus every run
-# in which it was validated ("ok"). With n pieces of evidence that gives n / (n + 1): one confirmation
-# gives 0.5 (the candidate above), 48 give 0.98 (the first rule). Why: a rule that held in many
-# separate tasks is more likely to be general than one seen once, yet no count makes it certain. That
-# is multiplied by its *recent* track record in decayed votes (below), (up + 1) / (up + down + 1), so
-# recent failures pull it down more than old ones. A rule that names one order, customer, amount or
-# date gets 0 however often it was seen: it cannot be general. (`Experience.confidence` and
-# `generalization_confidence` in `ralph_mini/memory.py`.) **Weight** is confidence times the decay of
-# the section on time below, and 0 for a rule that is not active: it is what retrieval ranks by. The
-# numbers behind the journal:
-
-# %%
-from ralph_mini.memory import generalization_confidence
-
-pd.DataFrame(
-    {
-        "rule": e.rule,
-        "n = tasks + ok": e.confirmations + e.validations,
-        "n / (n + 1)": generalization_confidence(e.rule, e.confirmations + e.validations),
-        "votes up / down": f"{e.votes_up:.2f} / {e.votes_down:.2f}",
-        "track record": (e.votes_up + 1) / (e.votes_up + e.votes_down + 1),
-        "confidence": e.confidence,
-    }
-    for e in memory.experiences.values()
-).set_index("rule").round(2)
-
-# %% [markdown]
-# And a rule that names an order scores 0, even with fifty pieces of evidence:
-
-# %%
-generalization_confidence("when query_local_cache finds nothing: answer for E404", evidence=50)
-
-# %% [markdown]
 # The same memory, live. The sliders *preview* other settings without changing the memory: a shorter
 # half-life or expiry fades and expires rules sooner; a write threshold of 1 shows which candidates a
-# single task would have written (grey rows are never retrieved). **Export journal** writes the journal
-# above to a markdown file. The inspector reads the memory's clock whenever it redraws: once the cells
-# below have moved that clock a month on, it shows the month-old memory.
+# single task would have written. **Export journal** writes the journal to a markdown file.
 
 # %%
 MemoryInspector(memory, journal_path="runs/journal-04.md")
@@ -164,11 +231,11 @@ MemoryInspector(memory, journal_path="runs/journal-04.md")
 # %% [markdown]
 # ## Memory pollution: a special case that hurts ordinary tasks
 #
-# Suppose one day the agent met an order that was in neither the cache nor anywhere else, and some
-# reflection concluded: *when the cache finds nothing, answer* (not found). True that day; false for
-# every order that is simply too old for the cache.
-#
-# First, the generalization filter. Written with the order's id, it never gets in:
+# The seed article's hardest lesson: a few rules learned from a special case, retrieved for ordinary
+# tasks, made the agent *worse*. Suppose one day the agent met an order that was in neither the cache
+# nor anywhere else, and a reflection concluded: *when the cache finds nothing, answer* (not found). True
+# that day; false for every order that is simply too old for the cache. Written with the order's id, the
+# generalization filter keeps it out:
 
 # %%
 BAD = "when query_local_cache finds nothing: answer"
@@ -176,11 +243,10 @@ Memory(FakeClock()).propose(BAD + " for E404", task_id="special", run_id="S1", t
 
 
 # %% [markdown]
-# Without the id it is a perfectly general-*looking* rule. Run the same 50 tasks three times with it
-# planted in an empty memory: once with the guards switched off (written at once; each wrong answer
-# still down-votes it, but with no limit on failures it is never removed), once with the guards (the
-# write threshold keeps it a candidate), and once forced past the threshold (someone claims it saves
-# many calls), so only the down-votes can save us.
+# Without the id it is a perfectly general-*looking* rule. Plant it in an empty memory and run the same
+# 50 tasks four times: with every guard off (written at once, never invalidated or removed); with the
+# guards; with the guards but no probation (a rule proposed once waits, unseen, as a candidate); and
+# forced past the write threshold (someone claims it saves many calls), so only the votes can help.
 
 
 # %%
@@ -203,74 +269,88 @@ def planted_run(config: MemoryConfig, calls_saved: int = 0) -> dict:
     blamed = [n for r in runs for n in r.memory_notes if BAD in n]
     return {
         "memory": decision,
-        "correct": sum(r.correct for r in records),
         "wrong answers": sum(not r.correct for r in records),
         "wrong on": ", ".join(sorted({r.kind for r in records if not r.correct})) or "-",
-        "down-votes": sum(n.startswith("down-voted") for n in blamed),
         "calls/task": round(sum(r.calls for r in records) / len(records), 2),
         "what happened to the rule": blamed[-1] if blamed else "never used",
     }
 
 
-no_guards = MemoryConfig(confirm_threshold=1, max_failures=10**9)
+never = 10**9
+no_guards = MemoryConfig(
+    confirm_threshold=1, max_failures=never, recent_failures=never, max_wrong_answers=never
+)
 pollution = pd.DataFrame(
     {
         "guards off": planted_run(no_guards),
         "guards on": planted_run(MemoryConfig()),
-        "forced in, down-votes on": planted_run(MemoryConfig(), calls_saved=5),
+        "guards on, no probation": planted_run(MemoryConfig(probation=False)),
+        "forced in": planted_run(MemoryConfig(), calls_saved=5),
     }
 ).T
 pollution
 
 # %% [markdown]
 # Without guards the rule costs eight wrong answers out of fifty, every one an order the cache does not
-# hold (paid but uncached, or refunded), and it even *looks* efficient: 1.32 calls per task, fewer than
-# the 1.7 with the guards. Each of the eight wrong answers down-votes it, but with no limit on failures
-# it is never removed: it stays in memory, active, to the last task. With the write threshold it never
-# leaves the candidates. Forced in, it does harm twice, is down-voted twice and removed: two failures,
-# and its recent down-votes outweigh its up-votes. It stays in the file, flagged, so a person can see
-# what happened.
+# hold; each down-votes it, but nothing ever takes it out. With the guards it does harm once: probation
+# injects it at once, its first wrong answer ends it. That one wrong answer is the price of probation:
+# without it the rule waits as a candidate that no second task confirms, and costs nothing. Forced in,
+# it also does harm once: a wrong answer it could have caused makes an active rule invalid at once. It
+# stays in memory, flagged, so a person can see what happened.
 #
 # ## Recent evidence outweighs old: vote decay
 #
-# A rule that was right for weeks can turn wrong when the world changes (notebook 09). If every vote
-# counted forever, twenty-odd old successes would shield it from as many new failures. So votes decay
-# *by votes* (`votes.decayed`): each new vote on a rule multiplies its earlier ones by
-# k = 0.5 ** (1 / half-life), with a half-life of 5 votes (`MemoryConfig.vote_half_life`), so a vote
-# counts half after five more votes on that rule, and n up-votes in a row weigh (1 - k ** n) / (1 - k),
-# never more than 1 / (1 - k). This is the recency of Generative Agents (Park et al. 2023: a memory's
-# score decays exponentially, there per game hour, here per vote) applied to the up- and down-votes
-# ExpeL keeps on each insight (Zhao et al. 2024: an insight is dropped when its votes reach zero). We
-# count votes rather than hours because a rule is judged by the tasks it meets: one met rarely keeps its
-# record, one met often is judged on its last few. Twenty-three successes, then failures:
+# First, every guard of the memory, with its default:
+#
+# <details><summary>Every guard of <code>memory.py</code>, <code>votes.py</code>, <code>rule_forms.py</code> and <code>lesson_guards.py</code>, with its default</summary>
+#
+# | guard | what it does | default |
+# |---|---|---|
+# | generalization filter | rejects a rule that names an order, customer, amount, date or transaction | always on |
+# | write threshold | a rule is active once proposed in N separate tasks, or it saves K calls alone, or it was learned from an answer the grader rejected | N = 2, K = 2 |
+# | probation | a rule proposed once is injected at once; its first up-vote makes it active, its first down-vote invalid | on |
+# | merge (dedup) | a new wording, action order or near duplicate of a stored rule strengthens it instead of adding a row | ages within 20% |
+# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to (`waste.py`), or a wrong answer it could have caused | always on |
+# | judged by what it does now | 2 down among its last 3 votes, or 1 wrong answer it could have caused, make an active rule invalid | 2 of 3; 1 |
+# | vote decay | each new vote weighs the earlier ones by 0.5 ** (1/5): a vote counts half after five more | half-life 5 votes |
+# | removal | at N failures, once the decayed down-votes outweigh the up-votes, the rule is removed | N = 2 |
+# | contradiction | a rule that becomes active, or that a new task confirms, marks invalid a live rule with the same trigger and the opposite action, or a wider rule it is a counterexample to; so does a tool the world stops offering | always on |
+# | decay and expiry | weight halves every week without a hit, halves again once not hit for two weeks, gone after 30 days | 7 / 14 / 30 days |
+#
+# </details>
+
+# %%
+for field, value in vars(MemoryConfig()).items():
+    print(f"{field:22} {value}")
+
+# %% [markdown]
+# Votes decay *by votes* (`votes.decayed`), as in the cell you wrote: n up-votes in a row weigh
+# (1 - k ** n) / (1 - k) with k = 0.5 ** (1/5), never more than 1 / (1 - k) = 7.73. This is the
+# recency of Generative Agents (Park et al. 2023, there per game hour) applied to the up- and down-votes
+# ExpeL keeps on each insight (Zhao et al. 2024). Twenty-three successes, then failures:
 
 # %%
 from ralph_mini.votes import decayed
 
-half_life = MemoryConfig().vote_half_life
-print(f"k = {0.5 ** (1 / half_life):.3f}; ceiling 1 / (1 - k) = {1 / (1 - 0.5 ** (1 / half_life)):.2f}")
 up = down = 0.0
-for n, vote in enumerate([True] * 23 + [False] * 5, 1):
-    up, down = decayed(up, down, vote, half_life)
+for n, is_up in enumerate([True] * 23 + [False] * 5, 1):
+    up, down = decayed(up, down, is_up, MemoryConfig().vote_half_life)
     if n >= 23:
-        print(f"vote {n:2} ({'up' if vote else 'down'}): up {up:.2f}, down {down:.2f}")
+        print(f"vote {n:2} ({'up' if is_up else 'down'}): up {up:.2f}, down {down:.2f}")
 
 # %% [markdown]
-# After 23 successes the up-votes weigh 7.41, not 23; five failures in a row then outweigh them (3.86
-# down against 3.70 up), and a rule with at least `max_failures` failures whose down-votes outweigh its
-# up-votes is removed. Counted without decay, the failures would have to outnumber all 23 successes.
-# That is also why the journal's busiest rules carry 7.65 and 7.71 up-votes, not 33 and 46: only the
-# recent votes count for much.
+# After 23 successes the up-votes weigh 7.41, not 23; five failures then outweigh them. Counted without
+# decay, the failures would have to outnumber all 23 successes. The package acts sooner still: two
+# failures among the last three votes make the rule invalid.
 #
 # ## One lesson, one row; a contradicted lesson is invalid
 #
 # A reflector writes the same lesson many ways. Memory parses each proposal into the grammar
-# (`rule_forms.normalize_wording`), puts its actions in a canonical order, and merges it into an
-# experience that holds the same lesson (or a near duplicate: the same trigger and actions, age limits
-# within 20%), so a new wording *strengthens* a rule instead of adding a row. And when a rule becomes
-# active with the same trigger as an active one and the opposite action (skip T against call T), the
-# old one is marked `invalid` from that moment, with why: never silently deleted (`valid_from` /
-# `invalid_from`, as Zep keeps facts). Four proposals, six hours apart:
+# (`rule_forms.normalize_wording`) and merges it into the experience that holds the same lesson, so a
+# new wording *strengthens* a rule instead of adding a row. And when a rule becomes active with the same
+# trigger as a live one and the opposite action (skip T against call T), the old one is marked `invalid`
+# from that moment, with why: never silently deleted (`valid_from` / `invalid_from`, as Zep keeps
+# facts). Four proposals, six hours apart:
 
 # %%
 demo_clock = FakeClock()
@@ -295,42 +375,10 @@ pd.DataFrame(
 
 # %% [markdown]
 # The free-form wording of t2 counted as the second task confirming t1's rule: one row, written. The
-# opposite rule waited as a candidate until a second task proposed it; the moment it was written, the
-# old rule became invalid, kept with the reason.
-#
-# Two more ways a rule turns false. **A counterexample**: "when status is pending: answer" says every
-# pending order can be answered at once. A run that shows an *old* pending order needs the provider
-# ("... and age over 30 min: call query_payment_api") is a case where the wide rule is wrong, so a new
-# task confirming the narrow rule invalidates the wide one. (The other way round, a new wide rule
-# against an old narrow one, memory keeps both: the narrow one may be the wide one's exception, and
-# the votes decide.) **A tool that is gone**: when a task's world no longer offers the tool a rule
-# sends the agent to, the rule is invalid from that task on (notebook 09's cache disappears). Both
-# come back only through new tasks confirming them.
-
-# %%
-demo_clock = FakeClock()
-demo = Memory(demo_clock)
-over_30 = "when status is pending and age over 30 min: call query_payment_api"
-for task_id, text in [("s1", over_30), ("s2", over_30), ("s3", "when status is pending: answer"),
-                      ("s4", "when status is pending: answer"), ("t5", over_30)]:  # fmt: skip
-    print(task_id, demo.propose(text, task_id=task_id, run_id=task_id, task_type=STATUS)[0])
-    demo_clock.advance(hours=6)
-demo.propose("when any task: start with query_local_cache", task_id="s1", run_id="s1", task_type=STATUS)
-demo.propose("when any task: start with query_local_cache", task_id="s2", run_id="s2", task_type=STATUS)
-print("the cache is gone:", demo.invalidate_unoffered(["query_database", "query_payment_api"], STATUS))
-pd.DataFrame({"status": e.status, "why": e.status_reason} for e in demo.experiences.values()).set_index(
-    pd.Index([e.rule for e in demo.experiences.values()], name="rule")
-)
-
-# %% [markdown]
-# **What counts as a wasted call** is defined once, in `ralph_mini/waste.py`, and the fast loop, the
-# votes and the write threshold all use it: a wrong call; a repeat of what the run already knew; a
-# "not found" after another tool found the order; and a look-up *covered* by another: every value it
-# gave the answer, another call gave too, with more. That last one matters for a rule like "when any
-# task: call query_payment_api". An agent that follows it asks the slow provider first, then the
-# database, which has the status, the amount *and* the payment time. The provider call came first, so
-# by "who said it first" it looks useful; by "could the answer do without it" it was waste, and the
-# rule that sent the agent there pays for it.
+# opposite rule went on probation at t3 (a rule on probation contradicts nothing); the moment t4
+# confirmed it, the old rule became invalid, kept with the reason. A wider rule meets the same fate when
+# a new task confirms a narrower rule it is a counterexample to, and so does a rule whose tool the world
+# no longer offers (notebook 09's cache disappears).
 #
 # ## Time: decay and expiry
 #
@@ -338,8 +386,6 @@ pd.DataFrame({"status": e.status, "why": e.status_reason} for e in demo.experien
 # with no more tasks, and watch the weights (the strongest rule first):
 
 # %%
-from datetime import timedelta
-
 last_task_time = clock.now
 snapshots = {}
 for days in (0, 7, 14, 15, 30, 31):
@@ -348,9 +394,8 @@ for days in (0, 7, 14, 15, 30, 31):
 pd.DataFrame(snapshots)
 
 # %% [markdown]
-# The weight halves in a week (half-life 7 days), and once a rule has not been hit for two weeks it is
-# stale and halved again. After 30 days it is no longer retrieved. As a curve, drawn by the memory's
-# own `decay_factor`:
+# The weight halves in a week, and once a rule has not been hit for two weeks it is stale and halved
+# again. After 30 days it is no longer retrieved. As a curve, drawn by the memory's own `decay_factor`:
 
 # %%
 plot_decay(memory.config)
@@ -405,7 +450,7 @@ pd.DataFrame(
         f"calls/task, tasks 21-50 (oracle {late_bare['oracle calls/task']:.2f})",
         "wrong calls, tasks 21-50",
         "correct, tasks 21-50",
-        "wrong answers from a planted bad rule: guards off / on / forced in",
+        "wrong answers from a planted bad rule: " + " / ".join(pollution.index),
     ],
 )
 

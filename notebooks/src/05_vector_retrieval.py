@@ -5,11 +5,10 @@
 # differently from the lesson, or written in another language, and an injection step that never lets
 # retrieved lessons take more than 15% of the model's context (at most three of them).
 #
-# Notebook 04 looked lessons up by *tags*. That worked because one agent, doing one kind of task,
-# wrote every lesson in one grammar. A real memory holds lessons about refunds, shipping, invoices,
-# passwords..., written by several people in several languages, and questions arrive in any wording.
-# The seed article's next step was to swap the keyword lookup for a vector memory. We measure what that
-# buys, honestly, on a fixed labelled set.
+# Notebook 04 looked lessons up by *tags*: fine while one agent writes every lesson in one grammar. A
+# real memory holds lessons about refunds, shipping, invoices..., in several languages, and questions
+# come in any wording. The seed article swapped the keyword lookup for a vector memory; we measure what
+# that buys on a fixed labelled set.
 
 # %%
 import pandas as pd
@@ -88,18 +87,75 @@ pd.DataFrame(vectors @ vectors.T, index=texts, columns=range(len(texts))).round(
 # %% [markdown]
 # ## faiss
 #
-# faiss keeps the lesson vectors in an index and returns the nearest ones. We use its exact
-# inner-product index over unit vectors (inner product of unit vectors = cosine), with ids that map
-# back to experiences. `VectorIndex.sync(memory)` keeps it equal to the memory's *active* lessons:
-# new ones are added, removed or expired ones taken out.
-#
-# The retriever's final score is hybrid, with keyword candidates first and vector candidates second:
+# faiss keeps the lesson vectors in an index and returns the nearest ones; its exact inner-product
+# index over unit vectors gives cosines. The retriever's score is hybrid:
 #
 # $$\text{score} = \underbrace{(0.5\,\text{keyword} + 0.5\,\text{cosine})}_{\text{relevance}} \times \underbrace{\text{confidence} \times \text{decay}}_{\text{weight (notebook 04)}}$$
 #
-# Generative Agents (Park et al., 2023) rank memories by the *sum* recency + importance + relevance.
-# We *multiply*, so that an expired or distrusted lesson scores zero however relevant it looks: the
-# pollution lesson of notebook 04 says a bad lesson must not get in at all, not merely rank lower.
+# Generative Agents (Park et al., 2023) *add* recency, importance and relevance. We *multiply*, so that
+# an expired or distrusted lesson scores zero however relevant it looks (notebook 04's pollution).
+
+# %% [markdown]
+# **From scratch: embed, index in faiss, score hybrid, cut to the budget.** Each feature of a text
+# (above) adds +1 or -1 to one of 512 buckets picked by a hash, and the vector is scaled to length 1.
+# Every lesson is scored by the formula. Then, best first, a lesson goes into the prompt if its line
+# still fits in 15% of the context, three at most (the budget is explained below).
+
+# %%
+# from scratch: embed, index in faiss, score hybrid, cut to the budget
+import hashlib
+
+import faiss
+import numpy as np
+
+from ralph_mini.model import count_tokens
+
+
+def embed(text, dim=512):
+    vector = np.zeros(dim)
+    for feature in embedder.features(text):  # words, 3-grams of words, pairs of Chinese characters
+        digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+        vector[digest % dim] += 1 if digest >> 63 else -1  # the bucket, and a sign from the top bit
+    return (vector / (np.linalg.norm(vector) or 1)).astype(np.float32)
+
+
+lessons = memory.active()
+index = faiss.IndexFlatIP(512)  # inner product; of unit vectors, that is the cosine
+index.add(np.stack([embed(experience_text(lesson)) for lesson in lessons]))
+
+
+def search_by_hand(query, k=3):
+    cosines, rows = index.search(embed(query)[None, :], len(lessons))  # every lesson, nearest first
+    scored = []
+    for cosine, row in zip(cosines[0], rows[0], strict=True):
+        lesson = lessons[row]
+        relevance = 0.5 * keyword_score(query, experience_text(lesson)) + 0.5 * float(cosine)
+        score = round(relevance * memory.weight(lesson), 6)  # 6 decimals: below that is float noise
+        if score > 0:
+            scored.append((-score, lesson.rule, lesson))  # best first; a tie goes by the rule's text
+    return [(-minus, lesson) for minus, _, lesson in sorted(scored)[:k]]
+
+
+def cut_to_budget(ranked, context_tokens=8192, share=0.15, top_k=3):
+    budget, chosen, used = int(share * context_tokens), [], 0
+    for lesson in ranked:
+        cost = count_tokens(f"- {lesson.rule}\n")  # the lesson's line in the prompt
+        if len(chosen) < top_k and used + cost <= budget:
+            chosen.append(lesson)
+            used += cost
+    return chosen
+
+
+for score, lesson in search_by_hand("我的快递到哪里了？"):
+    print(f"{score:.3f}  {lesson.rule}")
+
+# %% [markdown]
+# **The package's version: `retrieval.Retriever.search` and `select_within_budget`**: the same vectors
+# to the bit, the same scores and order on all 40 labelled questions, the same lessons within the
+# budget at every context size below. What it adds: a faiss index with ids kept in step with memory as
+# lessons come, go or expire (`lesson_index.LiveLessons`); an inverted keyword index; the best few
+# candidates of each side instead of every lesson; cosines re-scored exactly, the same on every CPU;
+# and three modes, keyword, vector and hybrid.
 
 # %%
 retriever = Retriever(memory, embedder, mode="hybrid")
@@ -107,6 +163,23 @@ for hit in retriever.search("我的快递到哪里了？", k=3):
     print(
         f"{hit.score:.3f} = ({hit.keyword:.2f} kw, {hit.cosine:.2f} cos) x {hit.weight:.2f}  {hit.experience.rule}"
     )
+same_vectors = np.array_equal(
+    np.stack([embed(experience_text(e)) for e in lessons]),
+    embedder.embed([experience_text(e) for e in lessons]),
+)
+same_ranking = same_budget = 0
+for query in labelled["queries"]:
+    by_hand = search_by_hand(query["text"], k=10)
+    package = retriever.search(query["text"], k=10)
+    same_ranking += [(round(s, 6), e.id) for s, e in by_hand] == [
+        (round(h.score, 6), h.experience.id) for h in package
+    ]
+    same_budget += all(
+        cut_to_budget([e for _, e in by_hand], n) == select_within_budget([h.experience for h in package], n)
+        for n in (8192, 512, 200)
+    )
+print(f"\nsame vectors: {same_vectors}; same scores and order on {same_ranking} of 40 questions,")
+print(f"same lessons within the budget (8k, 512 and 200 tokens of context) on {same_budget} of 40")
 
 # %% [markdown]
 # ## Retrieval quality: keyword vs vector vs hybrid
@@ -126,15 +199,14 @@ quality_table.loc["all"] = [
 quality_table
 
 # %% [markdown]
-# Vectors win where spelling carries the meaning: Chinese goes from 0 to 10 of 10. Paraphrases and new
-# wording stay hard for a hashing embedder, because "purchase got settled" and "order has been paid"
-# share no spelling. A trained embedding model (the optional `SentenceTransformerEmbedder`, or
-# `OpenAIEmbedder` against any OpenAI-compatible `/v1/embeddings`) maps meaning, not spelling; plug one
-# in with `Retriever(memory, embedder=...)` and rerun this cell. Hybrid keeps keyword hits and adds the
-# vector ones.
+# Vectors win where spelling carries the meaning: Chinese goes from 0 to 10 of 10. Paraphrases stay hard
+# for a hashing embedder: "purchase got settled" and "order has been paid" share no spelling. A trained
+# embedder maps meaning (`Retriever(memory, embedder=...)`).
 #
-# We did, outside this notebook (it must run without torch): `python benchmarks/retrieval.py --minilm`
-# with all-MiniLM-L6-v2 from `requirements-embeddings.txt`, on the same 40 questions (top 3):
+# <details><summary>Measured with MiniLM, outside this notebook (it must run without torch)</summary>
+#
+# `python benchmarks/retrieval.py --minilm`, all-MiniLM-L6-v2 from `requirements-embeddings.txt`, on the
+# same 40 questions (top 3):
 #
 # | kind | hashing vector | hashing hybrid | MiniLM vector | MiniLM hybrid |
 # |---|---|---|---|---|
@@ -144,18 +216,17 @@ quality_table
 # | Chinese | 10 | 10 | 5 | 5 |
 # | all | 28 | 29 | 34 | 33 |
 #
-# Meaning beats spelling on paraphrases, but MiniLM was trained on English: on Chinese the spelling-only
-# hashing embedder wins. Pick the embedder for the language your lessons and tasks are written in.
+# Meaning beats spelling on paraphrases, but MiniLM was trained on English: on Chinese the hashing
+# embedder wins. Pick the embedder for the language your lessons and tasks are written in.
+#
+# </details>
 #
 # ## A budget for the injection
 #
 # Retrieved lessons go into the prompt, and every token there is paid for on every call of the task.
-# The seed: the first injection takes at most 15% of the model's context and at most three lessons; a
-# second retrieval only when the agent asks for more (the Ralph Loop does one, mid-run, when an
-# observation reveals a situation memory knows about). The kit holds *every* prompt to that budget, the
-# second retrieval's included: the lessons already in the prompt count against it
-# (`react.LessonBudget`, notebook 06). Tokens are counted by one function, `count_tokens` (about 4 ASCII
-# characters a token, one per CJK character).
+# The seed: at most 15% of the model's context and at most three lessons. The kit holds *every* prompt
+# to that budget, the Ralph Loop's mid-run second retrieval included (`react.LessonBudget`, notebook
+# 06). Tokens are counted by `count_tokens`: about 4 ASCII characters a token, one per CJK character.
 #
 # Without a budget, a retriever injects every lesson with a positive score:
 

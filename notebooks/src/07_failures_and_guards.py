@@ -369,10 +369,11 @@ faults.append(
 # ## 6. Memory pollution
 #
 # Notebook 04's planted rule, true for one odd order and false for every order too old for the cache:
-# *when the cache finds nothing, answer*. Planted with the guards off (written at once, never removed),
-# and forced past the write threshold with the guards on, so only the down-votes can save us. A vote
-# counts only on a task where the rule's whole trigger held (the cache found nothing), and recent votes
-# weigh more than old ones (`votes.py`). The same 50 tasks each time.
+# *when the cache finds nothing, answer*. Planted with every guard off (written at once, never
+# invalidated or removed), and forced past the write threshold with the guards on, so only the votes
+# can save us. A vote counts only on a task where the rule's whole trigger held (the cache found
+# nothing), and an active rule ends by what it does now: two of its last three votes down, or one wrong
+# answer it could have caused (`votes.py`). The same 50 tasks each time.
 
 # %%
 from ralph_mini.loop import run_loop
@@ -390,7 +391,11 @@ def planted(config: MemoryConfig) -> tuple[list, Memory]:
     return results, memory
 
 
-unguarded, unguarded_memory = planted(MemoryConfig(confirm_threshold=1, max_failures=10**9))
+never = 10**9
+every_guard_off = MemoryConfig(
+    confirm_threshold=1, max_failures=never, recent_failures=never, max_wrong_answers=never
+)
+unguarded, unguarded_memory = planted(every_guard_off)
 guarded, guarded_memory = planted(MemoryConfig())
 bad = next(e for e in guarded_memory.experiences.values() if e.rule == BAD)
 print("guards off, wrong answers:", sum(not r.record.correct for r in unguarded))
@@ -404,7 +409,7 @@ faults.append(
         "memory pollution (a planted special case)",
         f"{sum(not r.record.correct for r in unguarded)} wrong answers in 50 without guards; "
         f"{sum(not r.record.correct for r in guarded)} with them, then the rule was {bad.status}",
-        "write threshold + down-votes where the trigger held, recent ones weighing most",
+        "write threshold + votes where the trigger held: one wrong answer ends an active rule",
     )
 )
 

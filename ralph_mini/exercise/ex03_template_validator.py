@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ralph_mini.worlds.orders import words
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.reflect import SECTIONS
+from ralph_mini.worlds.orders import words
 
 # The order desk's tools, as the case texts below spell them (worlds/orders/words.py is their home).
 CACHE = words.CACHE

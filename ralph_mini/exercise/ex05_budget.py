@@ -9,9 +9,9 @@ lesson that does not fit and keep looking, stop at ``max_items``. Most cases cou
 from collections.abc import Callable
 from typing import Any
 
-from ralph_mini.worlds.orders import words
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.model import count_tokens
+from ralph_mini.worlds.orders import words
 
 
 def count_words(text: str) -> int:

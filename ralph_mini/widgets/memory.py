@@ -32,9 +32,11 @@ def status_at(experience: Experience, config: MemoryConfig, days_since_hit: floa
     stay as they are, because only a new proposal brings them back.
     """
     status = experience.status
-    if status == "candidate" and experience.confirmations >= config.confirm_threshold:
+    if status in ("candidate", "probation") and experience.confirmations >= config.confirm_threshold:
         status = "active"
-    if status == "active" and days_since_hit > config.expire_after_days:
+    if status == "candidate" and config.probation:
+        status = "probation"
+    if status in ("active", "probation") and days_since_hit > config.expire_after_days:
         status = "expired"
     return status
 

@@ -1,4 +1,5 @@
-"""Static twins: the HTML tables and the display bundle that put a readable view next to a live widget.
+"""Static twins (notebooks 01-06): the HTML tables and the display bundle that put a readable view next
+to a live widget.
 
 Why every widget has a twin: a notebook read on the web (GitHub, or JupyterLab before its cells run
 again) shows no live widget, only what was saved with it. ``widget_bundle`` saves, next to the

@@ -1,4 +1,5 @@
-"""How the simulated model acts at the clinic's desk, as data: the naive assistant of the seed article.
+"""How the simulated model acts at the clinic's desk, as data: the naive assistant of the seed article
+(docs/your_own_world.md).
 
 Status: it double-checks the system after the board found the appointment, asks the insurer about every
 appointment awaiting approval and about missing ones, and may first try a look-alike tool. Room: the

@@ -1,4 +1,5 @@
-"""Seeded clinic tasks with their truth and the oracle's calls (``make_suite``).
+"""Seeded clinic tasks with their truth and the oracle's calls (``make_suite``;
+docs/your_own_world.md).
 
 The oracle knows the rules, not the data: for a status, the board, then the system on a miss, then the
 insurer for an appointment awaiting approval booked longer ago than its lag; for a room, the system;

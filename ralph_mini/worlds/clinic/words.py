@@ -1,4 +1,5 @@
-"""The clinic front desk's words: tools, statuses, how patients ask, the prompt."""
+"""The clinic front desk's words: tools, statuses, how patients ask, the prompt
+(docs/your_own_world.md)."""
 
 from ralph_mini.world import RequestType, Words
 

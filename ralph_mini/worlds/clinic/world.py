@@ -1,6 +1,7 @@
 """The clinic's appointments and its tools: a fast board at the desk that shows only upcoming
 appointments, the scheduling system that holds them all, and an insurer that decides on appointments
-awaiting approval and learns of a booking ``INSURER_LAG_MIN`` minutes late. Cancellations go to ``writes``."""
+awaiting approval and learns of a booking ``INSURER_LAG_MIN`` minutes late. Cancellations go to ``writes``
+(docs/your_own_world.md)."""
 
 from dataclasses import dataclass, field
 from datetime import datetime

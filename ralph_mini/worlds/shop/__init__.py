@@ -5,7 +5,8 @@ cancellations, in English and Chinese, in a world that changes (``scenarios.py``
 - ``world.py``: ``ShopWorld`` and its ``ShopState`` (what a drift can change), the tools that read it;
 - ``tasks.py``: a seeded order per request, its truth under the world's state;
 - ``habits.py``: the simulated model's naive habits per request (``HABITS``);
-- ``scenarios.py``: static, drift, seasons, noisy memory, rephrased, on one clock.
+- ``scenarios.py``: static, drift, seasons, noisy memory, rephrased, a threshold that
+  moves and a source that goes stale, on one clock.
 """
 
 from ralph_mini.worlds.shop.habits import HABITS

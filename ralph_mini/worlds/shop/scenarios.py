@@ -44,7 +44,7 @@ from ralph_mini.worlds.shop.habits import HABITS
 from ralph_mini.worlds.shop.tasks import ask_again, fresh_id, make_task
 from ralph_mini.worlds.shop.world import ShopState, empty_shop
 
-SCENARIOS = ("static", "drift", "seasons", "noisy", "rephrased")
+SCENARIOS = ("static", "drift", "seasons", "noisy", "rephrased", "threshold", "stale")
 MIX = {sw.STATUS: 0.4, sw.REFUND: 0.15, sw.CHARGES: 0.15, sw.DELIVERY: 0.15, sw.CANCEL: 0.15}
 LEARNABLE = tuple(i for i in (*sw.ENGLISH, *sw.CHINESE) if i not in sw.HELD_OUT)
 CACHE, DATABASE, PAYMENT = ow.CACHE, ow.DATABASE, ow.PAYMENT
@@ -216,7 +216,9 @@ STALE = [Change(21, "the cache goes stale", {"cache_stale": True})]
 
 def one_change(name: str, changes: list[Change], seed: int) -> Scenario:
     """Fifty tasks, mostly status questions, with one change at task 21: learn first, then unlearn."""
-    world, tasks = generate(50, random.Random(seed), lambda i: STATUS_HEAVY, lambda i: LEARNABLE, changes, 6.0)
+    world, tasks = generate(
+        50, random.Random(seed), lambda i: STATUS_HEAVY, lambda i: LEARNABLE, changes, 6.0
+    )
     windows = [("before the change", 1, 20), (changes[0].name, 21, 35), ("later", 36, 50)]
     return Scenario(name, world, tasks, windows, changes=list(changes))
 

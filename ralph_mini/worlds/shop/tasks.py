@@ -129,7 +129,9 @@ def oracle_calls(task_type: str, order: Order, state: ShopState, now: datetime) 
         return 1
     if task_type == sw.REFUND:
         return 1 + refundable(order, state, now)
-    lookup = 2 if state.cache_online and not state.cache_stale and not order.cached else 1  # a stale cache: the database
+    lookup = (
+        2 if state.cache_online and not state.cache_stale and not order.cached else 1
+    )  # a stale cache: the database
     asks_provider = order.status == "pending" and age_min >= state.settlement_lag_min
     if task_type == sw.STATUS:
         return lookup + (provider if asks_provider else 0)

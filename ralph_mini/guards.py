@@ -1,0 +1,110 @@
+"""Lessons that bind: each lesson a check at the tool boundary, not only a sentence in the prompt (08).
+
+A lesson in the prompt is advice: a strong model follows it, a small one often does not (notebook 08
+measures it: ``adherence.py``). Users of agent memory ask for the other kind: a check the agent cannot
+talk its way past. Every rule of the micro-prompt grammar whose action can be checked from the run
+alone becomes one (``Guard.of``), built per run from the lessons the run carries, so a rule voted out or
+invalidated lifts its guard at once:
+
+- ``skip T``: once the trigger held, a call to T is *refused*: the model gets an observation quoting the
+  lesson, which costs it a turn but no tool call (status ``refused``);
+- ``start with T``: the first step offers only T (the other tools come back from the second step on);
+- ``answer`` (stop now): once the trigger held, a further look-up is refused;
+- ``call T``: once the trigger held, an answer before T was called is refused, once;
+- and, for every run: an answer given before any look-up is refused, once, with a message.
+
+What a guard refused is in the trace and the log like any step, so the reflector and the votes see it:
+a stale rule that refuses the call the run needed is blamed for the wrong answer that follows.
+
+Left out on purpose: guards that cannot be read off the run (a rule about a field's value), and forcing
+a call (a guard can refuse, not act: a model that never calls T is not made to).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ralph_mini.hardening import REFUSED
+from ralph_mini.log import step_tags
+from ralph_mini.react import ANSWER, Step
+from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.tools import Tool
+from ralph_mini.votes import trigger_held
+from ralph_mini.world import Words
+
+ENFORCE = ("prompt", "guard", "both")  # LoopConfig.enforce: lessons as text, as checks, or as both
+
+BLIND = "refused: an answer before any look-up; look the {noun} up first, then answer"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The checks one run's lessons make enforceable, for ``react.run_react(guard=...)``."""
+
+    rules: tuple[Rule, ...]
+    words: Words
+    now: str | None = None  # the task's current time: an age condition is checked at it
+    lookups: tuple[str, ...] = ()  # the tools that look something up (not the writes)
+
+    @classmethod
+    def of(cls, lessons: Sequence[str], words: Words, now: str | None, lookups: Sequence[str]) -> "Guard":
+        """The guard of these lessons; a lesson that does not parse guards nothing."""
+        rules = []
+        for lesson in lessons:
+            try:
+                rules.append(parse_rule(lesson))
+            except RuleSyntaxError:
+                continue
+        return cls(tuple(rules), words, now, tuple(lookups))
+
+    def held(self, rule: Rule, steps: Sequence[Step]) -> bool:
+        """Has the rule's whole trigger held in the steps so far?"""
+        tags = {"any"}.union(*(step_tags(s, self.words, self.now) for s in steps if s.status != REFUSED))
+        return trigger_held(rule, tags)
+
+    def first_tools(self, offered: Sequence[str]) -> list[str]:
+        """The tools the first step may use: the one a 'start with' lesson names, else all offered."""
+        for rule in self.rules:
+            start = next((a.tool for a in rule.actions if a.verb == "start" and a.tool in offered), None)
+            if start and rule.trigger.kind == "any":
+                return [start]
+        return list(offered)
+
+    def check_call(self, tool: str, steps: Sequence[Step]) -> str | None:
+        """A refusal for a call to ``tool`` after ``steps``, quoting the lesson that forbids it, or None."""
+        looked = any(s.tool in self.lookups and s.status in ("ok", "not_found") for s in steps)
+        for rule in self.rules:
+            if not self.held(rule, steps):
+                continue
+            if any(a.verb == "skip" and a.tool == tool for a in rule.actions):
+                return f"refused: the lesson '{rule}' says skip {tool}; use what you have or another tool"
+            if looked and tool in self.lookups and any(a.verb == "answer" for a in rule.actions):
+                return f"refused: the lesson '{rule}' says answer now; give the final answer"
+        return None
+
+    def check_answer(self, steps: Sequence[Step]) -> str | None:
+        """A refusal for an answer after ``steps``, or None: an answer with no look-up, or before the
+        tool a held 'call T' lesson names. Each is refused once: a model that insists answers."""
+        refused = [s.observation for s in steps if s.status == REFUSED and s.tool == ANSWER]
+        looked = any(s.tool in self.lookups and s.status in ("ok", "not_found") for s in steps)
+        blind = BLIND.format(noun=self.words.noun)
+        if not looked and self.lookups and blind not in refused:
+            return blind
+        called = {s.tool for s in steps if s.status in ("ok", "not_found")}
+        for rule in self.rules:
+            missing = [a.tool for a in rule.actions if a.verb == "call" and a.tool not in called]
+            message = f"refused: the lesson '{rule}' says call {missing[0]} first" if missing else ""
+            if missing and self.held(rule, steps) and message not in refused:
+                return message
+        return None
+
+
+def binding(enforce: str, words: Words, now: str | None, tools: Sequence[Tool]) -> dict:
+    """``run_react``'s arguments for ``LoopConfig.enforce``: 'prompt' (lessons as text, the default),
+    'guard' (lessons only as checks: the model never reads them) or 'both'."""
+    if enforce not in ENFORCE:
+        raise ValueError(f"enforce={enforce!r}: use one of {', '.join(ENFORCE)}")
+    if enforce == "prompt":
+        return {}
+    lookups = tuple(t.name for t in tools if not t.writes)
+    guard: Callable[[Sequence[str]], Guard] = lambda lessons: Guard.of(lessons, words, now, lookups)  # noqa: E731
+    return {"guard": guard, "lessons_in_prompt": enforce == "both"}
