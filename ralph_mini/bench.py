@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from importlib import import_module
 
+from ralph_mini.adherence import adherence, follow_rates
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
@@ -175,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(tools)} tools\n"
     )
     print(format_table([row for name, recs in records.items() for row in windows(recs, name, split)]))
+    print(f"\nlessons followed by {model!r}, per rule form (lessons whose trigger held; notebook 12)\n")
+    print(format_table(follow_table(runs[RALPH.name][2], tools, world.WORDS)))
     print("\nthe seed article, for comparison (real model, real latencies):")
     print(format_table([{"agent": name, **numbers} for name, numbers in SEED_ARTICLE.items()]))
     curves = {name: records[name] for name in (BARE.name, RALPH.name)}
@@ -183,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"state kept in {args.state}: one SQLite file per agent, a readable export in a folder each")
     print(f"learning curve written to {args.plot}; took {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def follow_table(results: Sequence[TaskResult], tools: Sequence[Tool], words: Words) -> list[dict]:
+    """The follow rate of the loop's lessons per rule form: the offline model obeys what it reads (100%
+    unless two lessons disagree); a real model's rate is a measurement."""
+    lookups = [t.name for t in tools if not t.writes]
+    return follow_rates(adherence(r.trace, r.injected, words, lookups) for r in results)
 
 
 def parse_grid(text: str, parser) -> tuple[range, range]:

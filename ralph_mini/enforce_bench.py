@@ -17,10 +17,9 @@ Left out on purpose: the clinic world and model seeds beyond 0 (``bench --scenar
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ralph_mini.adherence import adherence, follow_rate
 from ralph_mini.hardening import REFUSED
 from ralph_mini.measure import format_table, summarize
-from ralph_mini.scenario_bench import BARE, FULL, Arm, ArmRun, run_arm, settled_after
+from ralph_mini.scenario_bench import BARE, FULL, Arm, ArmRun, run_arm, run_follow_rate, settled_after
 from ralph_mini.worlds.shop.scenarios import SCENARIOS
 
 MODES = ("prompt", "guard", "both")
@@ -38,13 +37,6 @@ def refusals(run: ArmRun) -> int:
     """Steps a guard refused, in every run of every task (the fast loop's retries too)."""
     traces = [t for r in run.results for t in (*r.discarded, r.trace)]
     return sum(step.status == REFUSED for trace in traces for step in trace.steps)
-
-
-def run_follow_rate(run: ArmRun) -> str:
-    """The share of held lessons the final runs followed ('-' for bare ReAct: it carries none)."""
-    words = run.scenario.world.words
-    lookups = [t.name for t in run.scenario.world.tools() if not t.writes]
-    return follow_rate(adherence(r.trace, r.injected, words, lookups) for r in run.results)
 
 
 def recovery(run: ArmRun) -> list[str]:
@@ -65,7 +57,7 @@ def mode_row(run: ArmRun) -> dict:
         "calls/task": summary["calls/task"],
         "wrong calls": summary["wrong calls"],
         "refusals": refusals(run),
-        "lessons followed": run_follow_rate(run) if run.results else "-",
+        "lessons followed": run_follow_rate(run),
         "tasks to recover": ", ".join(recovery(run)) or "-",
     }
 

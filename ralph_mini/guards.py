@@ -8,10 +8,14 @@ invalidated lifts its guard at once:
 
 - ``skip T``: once the trigger held, a call to T is *refused*: the model gets an observation quoting the
   lesson, which costs it a turn but no tool call (status ``refused``);
-- ``start with T``: the first step offers only T (the other tools come back from the second step on);
+- ``start with T``: the first step offers only T, and a first call to another tool is refused, once
+  (a model may call a tool it was not offered); the other tools come back from the second step on;
 - ``answer`` (stop now): once the trigger held, a further look-up is refused;
 - ``call T``: once the trigger held, an answer before T was called is refused, once;
 - and, for every run: an answer given before any look-up is refused, once, with a message.
+
+When two held lessons disagree (one skips T, another asks to call T), the guard does not refuse T: a
+guard that refused the call and then the answer without it would leave the model no way out.
 
 What a guard refused is in the trace and the log like any step, so the reflector and the votes see it:
 a stale rule that refuses the call the run needed is blamed for the wrong answer that follows.
@@ -44,37 +48,48 @@ class Guard:
     words: Words
     now: str | None = None  # the task's current time: an age condition is checked at it
     lookups: tuple[str, ...] = ()  # the tools that look something up (not the writes)
+    offered: tuple[str, ...] = ()  # every tool the run may call: a 'start with' names one of them
 
     @classmethod
-    def of(cls, lessons: Sequence[str], words: Words, now: str | None, lookups: Sequence[str]) -> "Guard":
-        """The guard of these lessons; a lesson that does not parse guards nothing."""
+    def of(cls, lessons: Sequence[str], words: Words, now: str | None, tools: Sequence[Tool]) -> "Guard":
+        """The guard of these lessons over these tools; a lesson that does not parse guards nothing."""
         rules = []
         for lesson in lessons:
             try:
                 rules.append(parse_rule(lesson))
             except RuleSyntaxError:
                 continue
-        return cls(tuple(rules), words, now, tuple(lookups))
+        lookups = tuple(t.name for t in tools if not t.writes)
+        return cls(tuple(rules), words, now, lookups, tuple(t.name for t in tools))
 
     def held(self, rule: Rule, steps: Sequence[Step]) -> bool:
         """Has the rule's whole trigger held in the steps so far?"""
         tags = {"any"}.union(*(step_tags(s, self.words, self.now) for s in steps if s.status != REFUSED))
         return trigger_held(rule, tags)
 
+    def start(self, offered: Sequence[str]) -> tuple[Rule, str] | None:
+        """The first 'start with' lesson for every task whose tool is offered, and its tool."""
+        for rule in self.rules:
+            tool = next((a.tool for a in rule.actions if a.verb == "start" and a.tool in offered), None)
+            if tool and rule.trigger.kind == "any":
+                return rule, tool
+        return None
+
     def first_tools(self, offered: Sequence[str]) -> list[str]:
         """The tools the first step may use: the one a 'start with' lesson names, else all offered."""
-        for rule in self.rules:
-            start = next((a.tool for a in rule.actions if a.verb == "start" and a.tool in offered), None)
-            if start and rule.trigger.kind == "any":
-                return [start]
-        return list(offered)
+        start = self.start(offered)
+        return [start[1]] if start else list(offered)
 
     def check_call(self, tool: str, steps: Sequence[Step]) -> str | None:
         """A refusal for a call to ``tool`` after ``steps``, quoting the lesson that forbids it, or None."""
         looked = any(s.tool in self.lookups and s.status in ("ok", "not_found") for s in steps)
-        for rule in self.rules:
-            if not self.held(rule, steps):
-                continue
+        start = self.start(self.offered)
+        if start and tool != start[1] and all(s.status == "bad_reply" for s in steps):
+            return f"refused: the lesson '{start[0]}' says start with {start[1]}"  # once, as answers are
+        held = [rule for rule in self.rules if self.held(rule, steps)]
+        if any(a.verb == "call" and a.tool == tool for rule in held for a in rule.actions):
+            return None  # two held lessons disagree: never refuse the call one of them asks for (no deadlock)
+        for rule in held:
             if any(a.verb == "skip" and a.tool == tool for a in rule.actions):
                 return f"refused: the lesson '{rule}' says skip {tool}; use what you have or another tool"
             if looked and tool in self.lookups and any(a.verb == "answer" for a in rule.actions):
@@ -105,6 +120,5 @@ def binding(enforce: str, words: Words, now: str | None, tools: Sequence[Tool]) 
         raise ValueError(f"enforce={enforce!r}: use one of {', '.join(ENFORCE)}")
     if enforce == "prompt":
         return {}
-    lookups = tuple(t.name for t in tools if not t.writes)
-    guard: Callable[[Sequence[str]], Guard] = lambda lessons: Guard.of(lessons, words, now, lookups)  # noqa: E731
+    guard: Callable[[Sequence[str]], Guard] = lambda lessons: Guard.of(lessons, words, now, tools)  # noqa: E731
     return {"guard": guard, "lessons_in_prompt": enforce == "both"}

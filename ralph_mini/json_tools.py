@@ -155,15 +155,20 @@ class JsonToolsModel:
     ``response_format``); without it the model may write anything, and that is measured too.
     """
 
-    def __init__(self, inner: ChatModel, example: list[dict] = ()):
+    def __init__(self, inner: ChatModel, example: list[dict] = (), *, pass_tools: bool = False):
         self.inner = inner
         self.example = list(example)  # a worked conversation: small models copy patterns
+        # pass_tools: the inner model also gets this turn's tools, to hold its reply to them (an
+        # ``OpenAIModel(tools_in_body=...)`` turns them into the schema): a guard that offers one tool
+        # on the first turn (guards.py) then binds at the server, not only in the prompt
+        self.pass_tools = pass_tools
 
     def __repr__(self) -> str:
         return f"JsonToolsModel({self.inner!r})"
 
     def complete(self, messages: list[dict], tools: list[dict]) -> ModelReply:
-        reply = self.inner.complete(fold_messages(messages, tools, self.example), [])
+        folded = fold_messages(messages, tools, self.example)
+        reply = self.inner.complete(folded, tools if self.pass_tools else [])
         calls_so_far = sum(len(m.get("tool_calls") or []) for m in messages)
         content, call = parse_json_action(reply.content or "", call_id=f"call_{calls_so_far + 1}")
         return ModelReply(content=content, tool_calls=(call,) if call else (), usage=reply.usage,

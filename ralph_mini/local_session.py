@@ -26,11 +26,16 @@ def local_actor(
     base_url: str, tools: list[dict], answer_schema: dict | None = None, *, max_tokens: int = ACT_MAX_TOKENS
 ) -> OpenAIModel:
     """The acting model with the best measured setting: temperature 0, capped replies, and the server
-    held to ``json_tools.json_action_schema`` (with the world's ``answer_schema``). Wrap it in
-    ``JsonToolsModel(..., example)`` to act."""
+    held to ``json_tools.json_action_schema`` (with the world's ``answer_schema``): for ``tools``, or
+    for the tools of each turn when it is given them (``JsonToolsModel(..., pass_tools=True)``). Wrap it
+    in ``JsonToolsModel(..., example)`` to act."""
+
+    def held_to(offered: list[dict]) -> dict:
+        return {"response_format": response_format(offered, answer_schema)}
+
     return OpenAIModel(LOCAL_MODEL_NAME, base_url=base_url, api_key="not-needed", max_tokens=max_tokens,
-                       timeout_s=LOCAL_TIMEOUT_S, max_retries=0,
-                       extra_body={"response_format": response_format(tools, answer_schema)})  # fmt: skip
+                       timeout_s=LOCAL_TIMEOUT_S, max_retries=0, extra_body=held_to(tools),
+                       tools_in_body=held_to)  # fmt: skip
 
 
 def local_reflector(base_url: str, *, max_tokens: int = REFLECT_MAX_TOKENS) -> OpenAIModel:
@@ -60,8 +65,9 @@ def local_session(
     reply must have been used, or the run went another way than the recording did.
     Live: a *fresh* server for every experiment (its prompt cache starts empty, so a rerun repeats the
     recording; a warm cache can flip a close choice of a tool), recorded into the same files.
-    The actor is ``JsonToolsModel(<server>, example)`` (a world's worked example; its final answer
-    held to ``answer_schema``), the reflector ``SystemInUserModel(<server>)``;
+    The actor is ``JsonToolsModel(<server>, example, pass_tools=True)`` (a world's worked example; each
+    reply held to the schema of its turn's tools, its final answer to ``answer_schema``), the reflector
+    ``SystemInUserModel(<server>)``;
     a role not asked for is None (and an asked-for reflector the run never calls records an empty file).
     """
     roles = [role for role, wanted in (("act", actor), ("reflect", reflector)) if wanted]
@@ -78,7 +84,7 @@ def local_session(
         server = None
         served = {role: ReplayModel(path) for role, path in paths.items()}
     try:
-        yield (JsonToolsModel(served["act"], list(example)) if actor else None,
+        yield (JsonToolsModel(served["act"], list(example), pass_tools=True) if actor else None,
                SystemInUserModel(served["reflect"]) if reflector else None)  # fmt: skip
     finally:
         if server is not None:

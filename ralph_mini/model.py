@@ -127,6 +127,7 @@ class OpenAIModel:
         max_retries: int = 2,
         max_tokens: int | None = None,
         extra_body: dict | None = None,
+        tools_in_body: Callable[[list[dict]], dict] | None = None,
         client: Any = None,
         clock: Callable[[], float] = time.perf_counter,
     ):
@@ -140,6 +141,9 @@ class OpenAIModel:
         self.extra_body = (
             extra_body  # server-specific request fields, sent as they are (response_format, ...)
         )
+        # For a model without native tool calling: the tools offered this turn become request fields
+        # (llama.cpp: a response_format schema naming only them) instead of the ``tools`` parameter.
+        self.tools_in_body = tools_in_body
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.clock = clock
@@ -170,12 +174,15 @@ class OpenAIModel:
             "messages": [wire_message(m) for m in messages],
             "temperature": self.temperature,
         }
-        if tools:
+        body = dict(self.extra_body or {})
+        if tools and self.tools_in_body:
+            body.update(self.tools_in_body(tools))
+        elif tools:
             request["tools"] = tools
         if self.max_tokens is not None:
             request["max_tokens"] = self.max_tokens
-        if self.extra_body:
-            request["extra_body"] = self.extra_body
+        if body:
+            request["extra_body"] = body
         start = self.clock()
         try:
             response = self.client.chat.completions.create(**request)

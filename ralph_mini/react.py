@@ -260,10 +260,15 @@ def execute_call(call: ToolCall, tools: dict[str, Tool], task: Assignment, index
 def repeats(call: ToolCall, earlier: Sequence[Step]) -> bool:
     """Loop detection: the same tool with the same arguments by their meaning (parsed: spacing, key order
     and number spelling aside), after such a call already answered (ok or not_found). Asking again
-    after an error is a fair retry; asking again after an answer is a loop."""
+    after an error is a fair retry, and so is asking after a refusal (that call never ran); asking
+    again after an answer is a loop."""
     meaning = canonical_arguments(clip(str(call.arguments or ""), MAX_OBSERVATION_CHARS))
     return any(
-        s.tool == call.name and not s.wrong and canonical_arguments(s.arguments) == meaning for s in earlier
+        s.tool == call.name
+        and not s.wrong
+        and s.status != REFUSED
+        and canonical_arguments(s.arguments) == meaning
+        for s in earlier
     )
 
 

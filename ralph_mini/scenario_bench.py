@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from math import comb
 
+from ralph_mini.adherence import adherence, follow_rate
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, run_task
 from ralph_mini.measure import RunRecord, format_table, record, summarize
@@ -204,7 +205,16 @@ def arm_row(run: ArmRun) -> dict:
     correct = sum(r.correct for r in run.records)
     row["correct"] = f"{correct}/{n} ({100 * correct / n:.0f}%)"
     del row["tasks"], row["tasks with a wrong call"]
-    return {"scenario": run.scenario.name, **row}
+    return {"scenario": run.scenario.name, **row, "lessons followed": run_follow_rate(run)}
+
+
+def run_follow_rate(run: ArmRun) -> str:
+    """The share of held lessons the final runs followed (``adherence.py``); '-' for bare ReAct, which
+    carries none. The offline model obeys what it reads: 100% by construction, unless the lessons bind
+    only as guards it never reads, or a lesson asks for what its habits cannot do."""
+    words = run.scenario.world.words
+    lookups = [t.name for t in run.scenario.world.tools() if not t.writes]
+    return follow_rate(adherence(r.trace, r.injected, words, lookups) for r in run.results)
 
 
 def pass_k(runs: Sequence[ArmRun], k: int) -> float:

@@ -159,6 +159,8 @@ def test_the_measured_settings_cap_replies_and_constrain_the_actor():
     assert actor.model == reflector.model == LOCAL_MODEL_NAME
     assert (actor.max_tokens, actor.temperature, actor.max_retries) == (80, 0.0, 0)
     assert actor.extra_body == {"response_format": response_format(SCHEMAS, ANSWER_SCHEMA)}
+    narrowed = actor.tools_in_body(SCHEMAS[1:2])  # a turn that offers one tool holds the reply to it
+    assert narrowed == {"response_format": response_format(SCHEMAS[1:2], ANSWER_SCHEMA)}
     assert reflector.max_tokens == 200 and reflector.extra_body is None  # free text: the template
 
 
@@ -235,7 +237,7 @@ def test_local_session_replays_a_recording_and_checks_it_was_used_up(tmp_path):
     reply = '{"tool": "query_local_cache", "arguments": {"order_id": "A123"}}'
     answer = '{"final_answer": {"order_id": "A123", "status": "paid", "amount": 99.5}}'
     inner = RecordingModel(Scripted(reply, answer), tmp_path / "t_act.jsonl")
-    recorded = run_react(task, JsonToolsModel(inner, EXAMPLE), CORE)
+    recorded = run_react(task, JsonToolsModel(inner, EXAMPLE, pass_tools=True), CORE)
     with local_session("t", SCHEMAS, live=False, cassettes=tmp_path, example=EXAMPLE,
                        answer_schema=ANSWER_SCHEMA) as (actor, reflector):  # fmt: skip
         assert reflector is None

@@ -93,6 +93,20 @@ def test_text_turn_parses_and_sends_no_tools_key_when_there_are_none(stub):
     assert stub.requests[0].body["temperature"] == 0.7
 
 
+def test_tools_in_body_sends_the_turn_s_tools_as_request_fields_not_as_tools(stub):
+    """A model without tool calling (llama.cpp + JSON schema): each turn's tools become its schema, so a
+    guard that offers one tool on the first turn binds at the server too."""
+    stub.script(completion("ok", usage=(5, 1)), completion("ok", usage=(5, 1)))
+    model = model_for(stub, extra_body={"cache_prompt": True},
+                      tools_in_body=lambda tools: {"allowed": [t["function"]["name"] for t in tools]})  # fmt: skip
+    model.complete(MESSAGES, SCHEMAS[:1])
+    model.complete(MESSAGES, [])
+    first, second = (r.body for r in stub.requests)
+    assert "tools" not in first and first["allowed"] == [SCHEMAS[0]["function"]["name"]]
+    assert first["cache_prompt"] is True
+    assert "allowed" not in second and second["cache_prompt"] is True  # no tools: the fixed fields only
+
+
 def test_reply_without_usage_and_with_null_content(stub):
     stub.script(completion(None, [CACHE_CALL], usage=None))
     reply = model_for(stub).complete(MESSAGES, SCHEMAS)

@@ -218,7 +218,7 @@ def test_lessons_table_budget_matches_loop_config():
 def test_scenario_table_and_the_rephrased_sentence():
     """``python -m ralph_mini bench --scenario all``: bare ReAct against the full loop (model seed 0)."""
     from ralph_mini.scenario_bench import BARE as BARE_ARM
-    from ralph_mini.scenario_bench import FULL, paired_rows, run_arm
+    from ralph_mini.scenario_bench import FULL, paired_rows, run_arm, run_follow_rate
     from ralph_mini.worlds.shop.scenarios import SCENARIOS
 
     computed = []
@@ -231,7 +231,8 @@ def test_scenario_table_and_the_rephrased_sentence():
                          "correct, Ralph": f"{sum(r.correct for r in full_run.records)}/{n}",
                          "calls/task, bare": b["calls/task"], "calls/task, Ralph": f["calls/task"],
                          "oracle calls/task": b["oracle calls/task"], "tokens/task, bare": b["tokens/task"],
-                         "tokens/task, Ralph": f["tokens/task"]})  # fmt: skip
+                         "tokens/task, Ralph": f["tokens/task"],
+                         "lessons followed, Ralph": run_follow_rate(full_run)})  # fmt: skip
         if name == "rephrased":
             paired, bare_paired = paired_rows(full_run), paired_rows(bare_run)
     assert_table(readme_table("static"), computed, ("scenario",))
@@ -267,3 +268,30 @@ def test_the_reading_path_gives_each_module_s_size():
         assert int(row["lines"]) == lines, (
             f"README's reading path: {path.name} has {lines} lines, not {row['lines']}"
         )
+
+
+def test_the_enforcement_sentence():
+    """``python -m ralph_mini bench --enforce all``: prompt vs guard vs both on every scenario."""
+    from ralph_mini.enforce_bench import cost_table
+
+    rows = {(r["scenario"], r["agent"]): r for r in cost_table()}
+    scenarios = sorted({s for s, _ in rows})
+    both = [rows[(s, "Ralph Loop, both")] for s in scenarios]
+    assert all(
+        b["correct"] == rows[(s, "Ralph Loop, prompt")]["correct"]
+        for s, b in zip(scenarios, both, strict=True)
+    )
+    guard = {s: rows[(s, "Ralph Loop, guard")] for s in scenarios}
+    refusals = sorted(g["refusals"] for g in guard.values())
+    worse = [
+        s
+        for s in scenarios
+        if s != "static" and guard[s]["correct"] < rows[(s, "Ralph Loop, prompt")]["correct"]
+    ]
+    drift = f"{guard['drift']['correct']} against {rows[('drift', 'Ralph Loop, prompt')]['correct']}"
+    assert_says(f"with at most {max(b['refusals'] for b in both)} refusals")
+    assert_says(
+        f"costs {refusals[0]} to {refusals[-1]} refusals a scenario and loses correct answers on five"
+    )
+    assert len(worse) == 5, worse
+    assert_says(f"(drift: {drift})")

@@ -49,7 +49,12 @@ BEGIN, STARTER, END = "### BEGIN SOLUTION", "### STARTER", "### END SOLUTION"
 GUIDE = ROOT / "exercises" / "README.md"
 TRACK = ROOT / "exercises" / "build_your_own"
 PASTED = ("ex10_capstone.ipynb",)  # solution blocks that are pasted from earlier exercises, not written
-OPTIONAL = ("09_world_changes.ipynb", "10_outer_loop.ipynb", "11_your_own_world.ipynb")  # in no plan
+OPTIONAL = (  # in no plan
+    "09_world_changes.ipynb",
+    "10_outer_loop.ipynb",
+    "11_your_own_world.ipynb",
+    "12_lessons_that_bind.ipynb",
+)
 MINUTE_LINE = re.compile(r"About \d+ minutes\.")
 
 

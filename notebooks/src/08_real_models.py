@@ -5,7 +5,7 @@
 # active and whether it answers, then run notebook 01's experiment (bare ReAct) and notebook 06's
 # (the Ralph Loop) on a real language model: the bundled Gemma 3 270M, a *base* model of 270 million
 # parameters, running on two CPU cores. Then you will measure what it gets wrong and whether the
-# Ralph Loop's lessons change what it does.
+# Ralph Loop's lessons change what it does, in the prompt and as guards (notebook 12).
 #
 # The runs are **replayed from cassettes**: every reply the model gave was recorded once, with its
 # measured latency, in `notebooks/cassettes/08_*.jsonl`. So this notebook runs anywhere, offline, and
@@ -22,11 +22,13 @@ import openai
 import pandas as pd
 
 from ralph_mini import FakeClock, Memory, OfflineModel, OpenAIModel, grade, model_from_env, run_loop
+from ralph_mini.adherence import adherence, follow_rate, follow_rates, outcome_by_following
 from ralph_mini.backends import BACKENDS, check_backend, describe_backend
 from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.cassette import read_cassette
 from ralph_mini.json_tools import fold_messages
 from ralph_mini.local_session import local_session
+from ralph_mini.loop import LoopConfig
 from ralph_mini.model import ModelError
 from ralph_mini.planner import review
 from ralph_mini.react import build_system_prompt, run_react
@@ -201,7 +203,7 @@ for record in read_cassette(CASSETTES / "08_react_act.jsonl")[:8]:
 
 
 # %%
-def ralph(actor, reflector=None):
+def ralph(actor, reflector=None, enforce="prompt"):
     """The Ralph Loop on the 10 tasks, from an empty memory; returns the results and the memory."""
     clock = FakeClock()
     memory = Memory(clock)
@@ -212,6 +214,7 @@ def ralph(actor, reflector=None):
         memory,
         words=words,
         reflector=reflector,
+        config=LoopConfig(enforce=enforce),
         between_tasks=lambda _: clock.advance(hours=6),
     )
     return results, memory
@@ -275,13 +278,14 @@ print(
 # answer is the same, and still wrong).
 #
 # **With the offline model reflecting**, the eight reflections are all valid, but they leave two
-# lessons. The offline reflector knows no answers: from a run that only left out `paid_at` (T001,
-# T006, T008) it finds no wasted step and writes no rule. From each of the four runs without a
-# look-up it proposes *start with query_database*; the grader rejected T003's answer, so the rule is
-# written at once (notebook 04) and is in Gemma's prompt from T004 on (the "lessons in prompt" column
-# above). From T007 it proposes the pending rule, written at once for the same reason but never
+# lessons. The offline reflector knows no answers, but it reads the grader's verdict. From the three
+# runs that left out `paid_at` (T001, T006, T008: an answer from the cache alone, rejected, while the
+# database, which holds every order, was never called) and from the four runs without a look-up, it
+# proposes *start with query_database*: seven proposals. The grader rejected T001's answer, so the rule
+# is written at once (notebook 04) and is in Gemma's prompt from T002 on (the "lessons in prompt"
+# column above). From T007 it proposes the pending rule, written at once for the same reason but never
 # injected: no later run shows a pending order before it answers. Gemma does not follow the first one:
-# it still starts with the cache on T006 to T009. Two runs change,
+# it still starts with the cache on T002 and T006 to T009. Two runs change,
 # both for the worse. T008 now leaves out the `paid_at` it reported before, and T010 looks nothing up
 # and answers about order Z999, the worked example's order. 2/10 correct, against bare ReAct's 3/10.
 #
@@ -360,11 +364,85 @@ runs_table(gemma_lessons)
 # model reacts to, it is not what the rules say. The offline model, given the same four rules, follows
 # them: fewer calls, the same right answers (the table below).
 #
+# ## Lessons that bind: the same loop, with its lessons enforced
+#
+# A lesson in the prompt is advice, and Gemma does not take it. `LoopConfig(enforce=...)` turns the
+# loop's lessons into checks at the tool boundary (`guards.py`; notebook 12 teaches them): a call a
+# lesson forbids is refused with an observation that quotes the lesson; *start with T* offers only T on
+# the first turn and refuses a first call to anything else; an answer given before any look-up is
+# refused once. A refusal costs the model a turn, not a tool call. Two more experiments, each on a
+# fresh server, with the offline model reflecting: the lessons as guards only (`"guard"`: Gemma never
+# reads them), and as guards and prompt text (`"both"`).
+
+# %%
+with local_session("08_ralph_guard", schemas, **REPLAY) as (gemma, _):
+    ralph_guard, _ = ralph(gemma, OfflineModel(), enforce="guard")
+with local_session("08_ralph_both", schemas, **REPLAY) as (gemma, _):
+    ralph_both, memory_both = ralph(gemma, OfflineModel(), enforce="both")
+runs_table([r.trace for r in ralph_both])
+
+# %% [markdown]
+# With the lessons bound, Gemma's runs change. *start with query_database* now holds where a look-up
+# happens: on T002 and T006 to T010 the first turn offers Gemma only the database (the prompt lists one
+# tool, and the server's schema allows no other), and it takes it. The right answers are T002, T008 and
+# T009: the same three as bare ReAct's. The blind answers stay: T003, T004 and T005 are refused once
+# ("an answer before any look-up") and Gemma gives the same answer again, which the guard lets through,
+# as it promised. And a run that looked in the database can still stop one look short of `paid_at`
+# (T006, T010) or trust a stale `pending` (T007): no lesson in memory speaks of those.
+#
+# **Were the lessons followed?** For every lesson a run carried whose trigger held, `adherence()`
+# checks the run against what the lesson says (*skip T*: T not called after the trigger; *start with
+# T*: the first call is T; *call T*: T called; *answer*: no further look-up). The offline model obeys
+# the lessons in its prompt by construction; Gemma's rate is a measurement:
+
+# %%
+lookups = [t.name for t in tools if not t.writes]
+
+
+def followed(results):
+    return [adherence(r.trace, r.injected, words, lookups) for r in results]
+
+
+modes = {
+    "offline: Ralph Loop": ralph(offline)[0],
+    "Gemma: Ralph, prompt": ralph_offline,
+    "Gemma: Ralph, guard": ralph_guard,
+    "Gemma: Ralph, both": ralph_both,
+}
+pd.DataFrame(
+    [{"agent": name, **row} for name, results in modes.items() for row in follow_rates(followed(results))]
+).set_index(["agent", "rule form"])
+
+# %% [markdown]
+# The offline model followed all of its held lessons (100%, by construction). Gemma, with the lesson
+# only in its prompt, followed *start with query_database* in none of the 9 runs that carried it. As
+# a guard, 5 of 9; as a guard and in the prompt, 6 of 9. The runs that broke it are the blind answers
+# (no call at all, so the first call was not the database) and, with the guard alone, T002, where a
+# refused blind answer was followed by a look in the cache.
+#
+# Did following change the outcome? Runs that followed every lesson whose trigger held, against runs
+# that broke one (a comparison of runs, not a counterfactual):
+
+# %%
+pd.DataFrame(
+    [
+        {"agent": name, **row}
+        for name, results in modes.items()
+        for row in outcome_by_following(zip(followed(results), (r.correct for r in results), strict=True))
+    ]
+).set_index(["agent", "runs"])
+
+# %% [markdown]
+# The runs that followed every held lesson were right more often than those that broke one. But the
+# runs that broke it are mostly the blind answers, which are wrong whatever the lesson says: this
+# compares runs, and does not prove that the lesson made them right.
+#
 # ## The measured table
 #
 # All on the same 10 tasks and the same three core tools. *Valid* tool calls name a known tool with
 # arguments it accepts; *no lookup* counts answers given without a single tool call; *bad replies* are
 # turns with neither a tool call nor an answer; *reflections* are valid ones of those asked for.
+# *Refusals* are steps a guard turned back; *lessons followed* is the follow rate above.
 # *Model s/task* is the model's own time: simulated for the offline model, measured for Gemma (on the
 # recording machine, with the Ralph Loop's reflections included).
 
@@ -373,7 +451,7 @@ runs_table(gemma_lessons)
 def measure(agent, traces, results=()):
     """One row of the table, from the traces (and, for the Ralph Loop, the task results)."""
     known = {t.name for t in tools}
-    calls = [s for t in traces for s in t.steps if s.status != "bad_reply"]
+    calls = [s for t in traces for s in t.steps if s.status not in ("bad_reply", "refused")]
     valid = [s for s in calls if s.tool in known and s.status in ("ok", "not_found", "error")]
     reflections = [x for r in results for x in r.reflections]
     seconds = sum(t.model_latency_s for t in traces) + sum(r.extra_latency_s for r in results)
@@ -381,15 +459,18 @@ def measure(agent, traces, results=()):
         "agent": agent,
         "valid tool calls": f"{len(valid)}/{len(calls)}",
         "calls/task": round(len(calls) / len(traces), 2),
-        "no lookup": sum(1 for t in traces if not t.steps and t.answer is not None),
+        "wrong calls": sum(t.wrong_calls for t in traces),
+        "no lookup": sum(1 for t in traces if not t.tool_calls and t.answer is not None),
         "bad replies": sum(1 for t in traces for s in t.steps if s.status == "bad_reply"),
         "correct": f"{sum(grade(t.task, t.answer).correct for t in traces)}/{len(traces)}",
         "reflections": f"{sum(x.ok for x in reflections)}/{len(reflections)}",
+        "refusals": sum(1 for t in traces for s in t.steps if s.status == "refused"),
+        "lessons followed": follow_rate(followed(results)) if results else "-",
         "model s/task": round(seconds / len(traces), 1),
     }
 
 
-offline_ralph, _ = ralph(offline)
+offline_ralph = modes["offline: Ralph Loop"]
 table = pd.DataFrame(
     [
         measure("offline: bare ReAct", offline_react),
@@ -399,6 +480,8 @@ table = pd.DataFrame(
         measure("Gemma: ReAct + 06 lessons", gemma_lessons),
         measure("Gemma: Ralph, Gemma reflects", [r.trace for r in ralph_self], ralph_self),
         measure("Gemma: Ralph, offline reflects", [r.trace for r in ralph_offline], ralph_offline),
+        measure("Gemma: Ralph + guards", [r.trace for r in ralph_guard], ralph_guard),
+        measure("Gemma: Ralph + guards + prompt", [r.trace for r in ralph_both], ralph_both),
     ]
 ).set_index("agent")
 table
@@ -457,6 +540,14 @@ print(
 #   offline model from 2.4 to 1.4 calls per task, still 10/10 right, took Gemma from 0.7 to 0.6 calls
 #   per task and from 3/10 to 2/10: one more answer without a look-up, one more missing `paid_at`.
 #
+# - **Guards make a lesson bind; they do not make the model right.** As guards (with or without the
+#   prompt), *start with query_database* was followed in 5 and 6 of 9 runs instead of 0, and the loop
+#   came back from 2/10 to bare ReAct's 3/10, on the same three tasks. It did not beat bare ReAct, and
+#   no mode made a wrong call (the server's schema rules those out), so the target of guards beating
+#   bare ReAct on Gemma is not met. What is left: blind answers, which a guard refuses once and Gemma
+#   repeats, and answers one look short of `paid_at`, which no lesson covers (the reflector knows no
+#   answers, and the rule grammar has no form for "report this field").
+#
 # So the lessons of notebooks 01 to 07 are about a model that follows instructions and overdoes the
 # work. A 270M base model does neither. For the Ralph Loop to pay off on a real model, use an
 # instruction-tuned one with native tool calling (a 7B model on Ollama or vLLM, docs/real_models.md).
@@ -471,6 +562,8 @@ table.loc[
         "Gemma: bare ReAct",
         "Gemma: ReAct + 06 lessons",
         "Gemma: Ralph, offline reflects",
+        "Gemma: Ralph + guards",
+        "Gemma: Ralph + guards + prompt",
     ],
-    ["calls/task", "no lookup", "correct", "reflections"],
+    ["calls/task", "wrong calls", "no lookup", "correct", "refusals", "lessons followed"],
 ]
