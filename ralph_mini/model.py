@@ -111,7 +111,8 @@ class OpenAIModel:
     408, 409, 429 and 5xx with exponential backoff (0.5 s doubling to 8 s, or the server's
     ``retry-after``). Every failure comes out as one ``ModelError`` naming the setting to fix, and never
     containing the API key. Pass ``client`` to inject a prepared ``openai.OpenAI`` (then its own timeout
-    and retries apply).
+    and retries apply). ``tools_in_body``, for a server without tool calling: each turn's tools become
+    request fields (llama.cpp: a ``response_format`` schema naming only them), not ``tools``.
     """
 
     DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -135,14 +136,8 @@ class OpenAIModel:
 
         self.model = model
         self.temperature = temperature
-        self.max_tokens = (
-            max_tokens  # caps each reply: a base model may otherwise write until its context is full
-        )
-        self.extra_body = (
-            extra_body  # server-specific request fields, sent as they are (response_format, ...)
-        )
-        # For a model without native tool calling: the tools offered this turn become request fields
-        # (llama.cpp: a response_format schema naming only them) instead of the ``tools`` parameter.
+        self.max_tokens = max_tokens  # caps each reply: a base model may write until its context is full
+        self.extra_body = extra_body  # server-specific request fields, sent as they are (response_format)
         self.tools_in_body = tools_in_body
         self.timeout_s = timeout_s
         self.max_retries = max_retries

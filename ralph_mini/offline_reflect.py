@@ -33,14 +33,13 @@ Each ineffective pattern becomes a rule in the micro-prompt grammar (``rules.py`
   else, when the tool that holds every record was never asked -> ``when any task: start with F`` (a
   partial source said something wrong: it went stale).
 
-Reading the prompt and the log is ``offline_log.py``: the record words (``Frame``: the noun NOUN, the
-status and creation-time fields, the answer for a missing record) and the tools' roles ("writes",
-"holds every ...", a lag in minutes).
+Reading the prompt and the log is ``offline_log.py``: the record words (``Frame``: NOUN, the status and
+creation fields, the missing-record answer) and the tools' roles (writes, holds every, a lag).
 
-Two habits, as the seed article saw in real models: asked for advice *without* the template, it answers
-vaguely; asked again after a rejection, it drops the items that were rejected for length.
+Two habits the seed article saw: without the template it answers vaguely; re-asked, it drops long items.
 
-Left out on purpose: learning from runs it has not been shown, and any pattern it cannot see in the log.
+Left out on purpose: learning from runs it has not been shown, from a step a lesson's guard refused (it
+never ran; the votes judge the lesson), and any pattern it cannot see in the log.
 """
 
 import re
@@ -62,8 +61,7 @@ from ralph_mini.offline_log import (
 )
 
 MAX_WORDS_RE = re.compile(r"at most (\d+) words")
-FOUND = ("ok", "not_found")  # every other status is a failed call, but one:
-REFUSED = "refused"  # a lesson's guard turned the step back: no call was made (the log's word)
+FOUND, REFUSED = ("ok", "not_found"), "refused"  # any other status: a failed call; refused: never ran
 
 VAGUE_ADVICE = (
     "The agent could improve performance by being more efficient, avoiding unnecessary steps and "
@@ -113,7 +111,7 @@ def analyse_run(run: dict, docs: dict[str, ToolDoc], frame: Frame, out: Findings
         if tool in docs and docs[tool].writes:
             continue  # a write is judged by the grader's verdict (verdict_findings)
         if status == REFUSED:
-            continue  # a lesson's guard turned it back: not a call, nothing came of it (votes judge it)
+            continue  # a lesson's guard turned it back: no call, nothing came of it (votes judge it)
         if status not in FOUND:
             out.add("ineffective", f"{tool} failed ({status}) and gave no field")
             out.add("avoid", f"calling {tool} for this kind of request")

@@ -41,6 +41,8 @@ from ralph_mini.exercise.build_your_own import (
     ex7b,
     ex8,
     ex9,
+    ex11,
+    guard_with,
     kit_propose,
     kit_react,
     kit_vote,
@@ -48,13 +50,16 @@ from ralph_mini.exercise.build_your_own import (
     outcome_records,
     review_run,
 )
+from ralph_mini.guards import binding
 from ralph_mini.hardening import parse_final_answer
+from ralph_mini.log import step_tags
 from ralph_mini.measure import record
 from ralph_mini.model import count_tokens
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import Step, build_system_prompt, run_react
 from ralph_mini.rules import RuleSyntaxError, parse_rule
 from ralph_mini.tools import NotFound, compress_observation
+from ralph_mini.votes import trigger_held
 from ralph_mini.worlds import orders
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -635,6 +640,7 @@ def instructor_paths() -> list[Path]:
 
 def test_the_track_has_five_notebooks_in_both_versions():
     stems = ["ex06_react_loop", "ex07_memory_vote", "ex08_hybrid_retrieval", "ex09_assembly", "ex10_capstone"]
+    stems += ["ex11_guard"]  # after notebook 12
     assert [p.name for p in instructor_paths()] == [f"{s}.ipynb" for s in stems]
     assert sorted(p.name for p in TRACK.glob("ex*.ipynb")) == [f"{s}.ipynb" for s in stems]
     assert set(instructor_paths()) <= set(make_student_version.instructor_notebooks())
@@ -791,3 +797,118 @@ def test_the_track_s_api_is_pinned():
     )
     assert all(getattr(exercise, name) is not None for name in exercise.__all__)
     assert exercise.BUILD_SOLUTIONS == SOLUTIONS and SOLUTIONS.is_dir()
+
+
+# --- exercise 11: a lesson's guard (after notebook 12) ----------------------------------------------
+
+
+def make_guard(mistake: str = ""):
+    """The reference check_call with one typical mistake written in (the flag names it)."""
+
+    def check_call(rule, tool, steps, words, now, lookups):
+        seen = {"any"}
+        for step in steps:
+            if step.status != "refused":
+                seen |= step_tags(step, words, None if mistake == "no_now" else now)
+            if mistake == "own_nothing_tag" and step.status != "ok":
+                seen.add(f"{step.tool}:nothing")  # an order not found... or a call that never ran
+            if mistake == "call_is_a_find":
+                seen.add(f"{step.tool}:found")
+        if mistake == "status_without_age" and rule.trigger.kind == "status":
+            held = f"status:{rule.trigger.status}" in seen
+        else:
+            held = trigger_held(rule, seen)
+        if not held and mistake != "ignores_trigger":
+            return None
+        skipped = {a.tool for a in rule.actions if a.verb == "skip"}
+        named = rule.tools() if mistake == "every_named_tool" else skipped
+        again = any(s.tool == tool and s.status == "refused" for s in steps)
+        if tool in named and not (mistake == "refuses_once" and again):
+            if mistake == "no_quote":
+                return f"refused: skip {tool}"
+            if mistake == "no_prefix":
+                return f"The lesson '{rule}' says skip {tool}."
+            return f"refused: the lesson '{rule}' says skip {tool}"
+        looked = any(
+            s.tool in lookups and (mistake == "any_call_looked" or s.status in ("ok", "not_found"))
+            for s in steps
+        )
+        answer = any(a.verb == "answer" for a in rule.actions) and mistake != "skip_only"
+        stops = tool in lookups or mistake == "answer_stops_writes"
+        if answer and stops and (looked or mistake == "answer_at_once"):
+            return f"refused: the lesson '{rule}' says answer now"
+        return "" if mistake == "empty_string" else None
+
+    check_call.__qualname__ = f"check_call_{mistake}"
+    return check_call
+
+
+WRONG_GUARD = [  # (mistake, words the message must have)
+    ("ignores_trigger", ["you refused query_database, but the lesson's trigger", "has not held"]),
+    ("every_named_tool", ["you refused query_local_cache", "does not forbid it", "only 'skip T' refuses T"]),
+    ("call_is_a_find", ["came back not_found", "a call is not a find"]),
+    ("own_nothing_tag", ["step 2 (query_database) was refused: it never ran", "leave refused steps out"]),
+    ("no_quote", ["does not quote the lesson", "str(rule)"]),
+    ("no_prefix", ["must start with 'refused:'"]),
+    ("empty_string", ["you returned ''", "return None"]),
+    ("refuses_once", ["a refusal does not lift the lesson"]),
+    ("no_now", ["says skip query_payment_api", "pass now"]),
+    ("status_without_age", ["but 210 min old", "checks the age too"]),
+    ("skip_only", ["the lesson says answer", "refuse a further look-up such as query_database"]),
+    ("answer_stops_writes", ["you refused refund_order", "it writes"]),
+    ("answer_at_once", ["no look-up has answered yet (no step yet)"]),
+    ("any_call_looked", ["no look-up has answered yet (step 1 get_shipping_status wrong_tool)"]),
+]
+
+
+def test_the_guard_checker_accepts_the_reference_and_tries_it_in_run_react():
+    result = ex11.check(load("ex11_guard").check_call)
+    assert result.passed and result.attempted, result.message
+    assert "In run_react, on 24 runs, it refused the same" in result.message
+    assert ex11.solution().code and "def check_call(" in ex11.solution().text
+
+
+def test_the_guard_checker_says_not_attempted_to_the_starter(monkeypatch):
+    monkeypatch.delattr(sys, "last_value", raising=False)
+    result = ex11.check(starter("check_call"))
+    assert not result.passed and not result.attempted
+
+
+@pytest.mark.parametrize("mistake, words", WRONG_GUARD, ids=[w[0] for w in WRONG_GUARD])
+def test_the_guard_checker_rejects_a_typical_mistake_and_names_it(mistake, words):
+    result = ex11.check(make_guard(mistake))
+    assert not result.passed and result.attempted
+    assert str(result).startswith("Incorrect: ")
+    for word in words:
+        assert word in result.message, f"{word!r} not in: {result.message}"
+
+
+def test_the_guard_exercise_has_five_mistakes_and_three_hints():
+    assert len(WRONG_GUARD) >= 5 and ex11.check(make_guard()).passed  # no flag: the reference itself
+    assert len(ex11.hints) == 3 and str(ex11.hint(9)).startswith("Hint 3/3")
+
+
+def test_a_guard_that_passes_the_calls_is_still_tried_in_run_react():
+    from ralph_mini.exercise.ex11_guard import _runs_problem
+
+    problem, _, runs = _runs_problem(lambda *args: None)  # never refuses
+    assert runs == 0 and "on T001" in problem
+    assert "your guard's steps were ['query_local_cache ok', 'query_database ok']" in problem
+    assert _runs_problem(load("ex11_guard").check_call)[0] is None
+
+
+def test_the_reference_guard_in_run_react_refuses_what_the_package_s_guard_refuses():
+    suite = orders.make_suite(n=50, seed=7)
+    model, tools = OfflineModel(habits=orders.HABITS), suite.world.tools()
+    lessons = ["when query_local_cache finds the order: skip query_database", "when status is paid: answer"]
+    check_call, refused = load("ex11_guard").check_call, 0
+    for task in suite.tasks:
+        mode = binding("guard", orders.WORDS, task.now, tools)
+        kit = run_react(task, model, tools, lessons=lessons, **mode)
+        mine = run_react(task, model, tools, lessons=lessons, lessons_in_prompt=False,
+                         guard=guard_with(check_call, orders.WORDS, task.now, tools))  # fmt: skip
+        assert [(s.tool, s.status, s.observation) for s in mine.steps] == [
+            (s.tool, s.status, s.observation) for s in kit.steps
+        ]
+        refused += sum(s.status == "refused" for s in mine.steps)
+    assert refused > 0

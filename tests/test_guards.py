@@ -156,3 +156,15 @@ def test_two_held_lessons_that_disagree_never_deadlock_the_run():
     model = ScriptedModel(call("query_local_cache"), call("query_database", "c2"), FINAL)
     trace = run_react(TASK, model, TOOLS, lessons=lessons, **guarded())
     assert [s.status for s in trace.steps] == ["ok", "ok"] and trace.stop_reason == "answered"
+
+
+def test_the_votes_count_a_refused_call_as_withheld():
+    from ralph_mini.log import run_tags
+    from ralph_mini.rules import parse_rule
+    from ralph_mini.votes import withheld
+
+    model = ScriptedModel(call("query_local_cache"), call("query_database", "c2"), FINAL)
+    trace = run_react(TASK, model, TOOLS, lessons=[SKIP_DB], **guarded())
+    revealed = run_tags(trace.steps, WORDS, TASK.now)
+    assert "query_database:found" not in revealed  # the refused call showed nothing
+    assert withheld(parse_rule(SKIP_DB), revealed)  # so a wrong answer after it counts against the lesson

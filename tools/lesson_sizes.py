@@ -54,6 +54,7 @@ OPTIONAL = (  # in no plan
     "10_outer_loop.ipynb",
     "11_your_own_world.ipynb",
     "12_lessons_that_bind.ipynb",
+    "ex11_guard.ipynb",
 )
 MINUTE_LINE = re.compile(r"About \d+ minutes\.")
 
@@ -281,7 +282,7 @@ def totals(sizes: list[Size]) -> str:
     groups = {
         "lessons 01-06": lambda n: n[:2] in ("01", "02", "03", "04", "05", "06"),
         "07 and 08": lambda n: n[:2] in ("07", "08"),
-        "the optional 09-11": lambda n: n in OPTIONAL,
+        "the optional 09-12 and exercise 11": lambda n: n in OPTIONAL,
         "the five core exercises": lambda n: n.startswith("ex0") and n[3] in "12345",
         "the build track's five": lambda n: n.startswith(("ex06", "ex07", "ex08", "ex09", "ex10")),
     }

@@ -9,9 +9,10 @@ or Not attempted yet (``checker.py`` says how). One module per exercise, named a
     ex04_decay               ex4: decay and expiry of an experience's weight
     ex05_budget              ex5: lessons that fit a token budget
 
-The build-your-own track (exercises/build_your_own/ex06-ex10: the student writes the ReAct loop, the
-memory's write-and-vote step, hybrid retrieval and the loop's assembly) has its own modules, ex06 to
-ex09 on the records of ``build_track``, and imports from ``ralph_mini.exercise.build_your_own``.
+The build-your-own track (exercises/build_your_own/ex06-ex11: the student writes the ReAct loop, the
+memory's write-and-vote step, hybrid retrieval and the loop's assembly, and after notebook 12 a lesson's
+guard) has its own modules, ex06 to ex09 on the records of ``build_track`` and ex11_guard, and imports
+from ``ralph_mini.exercise.build_your_own``.
 
 Each checker judges answers against the rule it teaches (a closed form, a worked example, the kit's own
 ``compress_observation``), never against the file in ``exercises/solutions/``: that file is what

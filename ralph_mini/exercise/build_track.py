@@ -2,7 +2,8 @@
 
 In the track a student writes the Ralph Loop's parts themselves: the ReAct loop (ex06), the memory's
 write-and-vote step (ex07), hybrid retrieval (ex08) and the loop's assembly (ex09), then runs their own
-pieces on the 50-task benchmark (ex10). What those parts pass to each other is defined here, once:
+pieces on the 50-task benchmark (ex10); after notebook 12, ex11 has them write a lesson's guard
+(``ex11_guard.py``, on the kit's own records). What those parts pass to each other is defined here, once:
 
 - ``Lesson``: the teaching memory's record, ``memory.py``'s ``Experience`` cut to five fields; a memory
   is a plain ``dict[str, Lesson]`` keyed by the rule as ``parse_rule`` prints it;
