@@ -40,6 +40,7 @@ from nbclient import NotebookClient
 from nbrun import lesson_notebooks, patched_environ, run_copy
 
 from ralph_mini import OfflineModel
+from ralph_mini.worlds import orders
 
 MODEL_NAME = "room-stub"
 
@@ -54,10 +55,11 @@ class Load:
 
 
 class RoomServer:
-    """``POST /v1/chat/completions`` answered by the offline model; counts into ``self.load``."""
+    """``POST /v1/chat/completions`` answered by the offline model with the order desk's habits (the world
+    of every lesson that sends requests); counts into ``self.load``."""
 
     def __init__(self) -> None:
-        self.model = OfflineModel(seed=0)
+        self.model = OfflineModel(seed=0, habits=orders.HABITS)
         self.load = Load()
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
