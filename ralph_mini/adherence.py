@@ -1,4 +1,4 @@
-"""Did the run do what its lessons said? A lesson's follow rate, measured (notebook 08).
+"""Did the run do what its lessons said? A lesson's follow rate, measured (notebooks 08 and 12).
 
 A lesson in the prompt reaches a model as text; whether the model acts on it is a question of fact.
 For every lesson a run carried whose trigger held, this module checks the run against what the lesson

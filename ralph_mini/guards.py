@@ -1,4 +1,4 @@
-"""Lessons that bind: each lesson a check at the tool boundary, not only a sentence in the prompt (08).
+"""Lessons that bind: each lesson a check at the tool boundary, not only words in a prompt (notebook 12).
 
 A lesson in the prompt is advice: a strong model follows it, a small one often does not (notebook 08
 measures it: ``adherence.py``). Users of agent memory ask for the other kind: a check the agent cannot
