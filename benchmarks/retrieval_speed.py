@@ -3,6 +3,7 @@
     python benchmarks/retrieval_speed.py                 # 10k and 100k lessons, faiss on 1 thread
     python benchmarks/retrieval_speed.py --sizes 1000 10000 --threads 2
     python benchmarks/retrieval_speed.py --not-live 0.5  # half the lessons candidates, not yet live
+    python benchmarks/retrieval_speed.py --thread-sweep 10 1000 10000 100000  # 1 thread against 2
 
 For each size it builds a memory of synthetic live lessons (grammar rules with distinct tools, statuses
 and ages, task types, and a failure note drawn from a 3,000-word vocabulary), then prints
@@ -12,14 +13,21 @@ and ages, task types, and a failure note drawn from a 3,000-word vocabulary), th
 - search: median milliseconds per ``Retriever.search(query, k=3)`` (hybrid mode, the kit's default);
 - raw faiss: median milliseconds per ``IndexFlatIP.search`` of the same query vector over the same
   vectors, asking for the 2 x 10 candidates the retriever asks for;
-- the ratio search / raw faiss (the target is <= 3).
+- the ratio search / raw faiss (the target is <= 2).
 
 Lessons not live (candidates, removed, expired) are re-read on every search, since one may come alive;
 ``--not-live`` measures what that costs.
 
-Both searches run on the same number of faiss threads (``--threads``, default 1: one query gains nothing
-from threads on this 2-core machine). Times are wall-clock medians over 60 queries x ``--repeats``; each
-query is timed for both searches back to back, so both see the same load. They vary from run to run.
+Both searches run on the same number of faiss threads (``--threads``, default 1, what the loop uses:
+``lesson_index.SEARCH_THREADS``). ``--thread-sweep`` prints where threads would start to gain: the
+faiss search under ``VectorIndex`` (one query, 20 candidates, the kit's 512-d vectors) on 1 and on 2
+threads, per index size. On 2 cores, under load (ms, 1 / 2 threads): 10 lessons 0.005 / 0.006, 1k
+0.040 / 0.038, 10k 0.52 / 1.09, 100k 8.0 / 15.1, 300k 22 / 45: nowhere worth a core. faiss scans for a
+single query on one thread; the second thread only maps the ids back, then spins, taking a core from
+whatever else runs (the other worker of ``bench --scenario all --jobs 2``).
+
+Times are wall-clock medians over 60 queries x ``--repeats``; each query is timed for both searches back
+to back, so both see the same load. They vary from run to run.
 """
 
 import argparse
@@ -32,8 +40,9 @@ from statistics import median
 import faiss
 
 from ralph_mini.clock import FakeClock
+from ralph_mini.embed import HashingEmbedder
 from ralph_mini.memory import Experience, Memory
-from ralph_mini.retrieval import Retriever
+from ralph_mini.retrieval import Retriever, VectorIndex
 
 STATUSES = [f"state{i}" for i in range(60)]
 TASK_TYPES = [f"task_kind_{i}" for i in range(25)]
@@ -79,13 +88,14 @@ def timed(search, argument) -> float:
     return time.perf_counter() - start
 
 
-def measure(n: int, repeats: int, not_live: float) -> dict:
+def measure(n: int, repeats: int, not_live: float, threads: int = 1) -> dict:
     """Build, then time each query twice in a row, raw faiss and retriever, so both see the same load."""
     memory, queries = synthetic_memory(n, not_live=not_live)
     start = time.perf_counter()
     retriever = Retriever(memory)
     retriever.search(queries[0], k=3)
     build = time.perf_counter() - start
+    retriever.index.threads = threads  # the loop's searches run on SEARCH_THREADS; here, on --threads
     inner = faiss.downcast_index(retriever.index.index.index)  # the IndexFlatIP inside the id map
     flat = faiss.IndexFlatIP(inner.d)
     flat.add(inner.reconstruct_n(0, inner.ntotal))
@@ -99,6 +109,32 @@ def measure(n: int, repeats: int, not_live: float) -> dict:
     return {"build s": build, "search ms": 1000 * median(ours), "raw faiss ms": 1000 * median(raw)}
 
 
+def thread_sweep(sizes: list[int], repeats: int) -> None:
+    """Median ms per one-query faiss search under ``VectorIndex``, on 1 and on 2 threads, per size;
+    the two thread counts take turns by blocks of 10 queries, so both see the same load (query by query,
+    each 2-thread search would pay for waking its second thread: up to 8 ms on a loaded machine)."""
+    import numpy as np
+
+    print(f"faiss {faiss.__version__}, one query, 20 candidates; ms per search (median)")
+    print(f"{'lessons':>8} {'1 thread':>9} {'2 threads':>10} {'2 / 1':>7}")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        index = VectorIndex(HashingEmbedder())
+        vectors = rng.standard_normal((n, index.embedder.dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        index.add_vectors([f"{i:012x}" for i in range(n)], vectors)
+        queries = vectors[rng.integers(0, n, 20 * repeats)]
+        times: dict[int, list[float]] = {1: [], 2: []}
+        for block in np.split(queries, 2 * repeats):  # blocks of 10 queries, 1 and 2 threads in turn
+            for threads in (1, 2):
+                index.threads = threads
+                index.on_threads(index.index.search, block[:1], 20)  # wake the second thread first
+                times[threads] += [timed(lambda q, i=index: i.on_threads(i.index.search, q[None], 20), query)
+                                   for query in block]  # fmt: skip
+        one, two = 1000 * median(times[1]), 1000 * median(times[2])
+        print(f"{n:>8} {one:>9.3f} {two:>10.3f} {two / one:>6.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -107,13 +143,17 @@ def main() -> None:
     parser.add_argument(
         "--not-live", type=float, default=0.0, help="share of lessons left as candidates (re-read per search)"
     )
+    parser.add_argument("--thread-sweep", type=int, nargs="+", metavar="SIZE",
+                        help="instead: 1 against 2 faiss threads per search, at these sizes")  # fmt: skip
     args = parser.parse_args()
+    if args.thread_sweep:
+        return thread_sweep(args.thread_sweep, args.repeats)
     faiss.omp_set_num_threads(args.threads)
     print(f"faiss {faiss.__version__} on {args.threads} thread(s), {datetime.now():%Y-%m-%d %H:%M}", end="")
     print(f", {args.not_live:.0%} of lessons not live")
     print(f"{'lessons':>8} {'build s':>8} {'search ms':>10} {'raw faiss ms':>13} {'search / faiss':>15}")
     for n in args.sizes:
-        row = measure(n, args.repeats, args.not_live)
+        row = measure(n, args.repeats, args.not_live, args.threads)
         ratio = row["search ms"] / row["raw faiss ms"]
         times = f"{row['build s']:>8.2f} {row['search ms']:>10.2f} {row['raw faiss ms']:>13.2f}"
         print(f"{n:>8} {times} {ratio:>14.2f}x")

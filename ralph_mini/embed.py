@@ -17,6 +17,7 @@ Left out on purpose: training an embedder, and caching embeddings across session
 """
 
 import hashlib
+import math
 import re
 import unicodedata
 from collections import defaultdict
@@ -211,3 +212,9 @@ def unit_rows(wide: np.ndarray) -> np.ndarray:
     """float64 rows -> float32 unit rows (``normalize`` without the widening)."""
     norms = np.sqrt((wide * wide).sum(axis=1, keepdims=True))
     return (wide / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def exact_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The inner product of two unit vectors, identical on every machine: each float32 product is exact
+    in float64, and ``math.fsum`` adds them exactly, in any order (a BLAS kernel sums in its own order)."""
+    return math.fsum((a.astype(np.float64) * b.astype(np.float64)).tolist())

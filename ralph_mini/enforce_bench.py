@@ -14,12 +14,23 @@ the call the run needs until the rule is invalidated; the recovery columns show 
 Left out on purpose: the clinic world and model seeds beyond 0 (``bench --scenario`` has pass^k).
 """
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 from ralph_mini.hardening import REFUSED
 from ralph_mini.measure import format_table, summarize
-from ralph_mini.scenario_bench import BARE, FULL, Arm, ArmRun, run_arm, run_follow_rate, settled_after
+from ralph_mini.scenario_bench import (
+    BARE,
+    FULL,
+    Arm,
+    ArmRun,
+    run_arm,
+    run_follow_rate,
+    settled_after,
+    worker_threads,
+)
 from ralph_mini.worlds.shop.scenarios import SCENARIOS
 
 MODES = ("prompt", "guard", "both")
@@ -62,9 +73,26 @@ def mode_row(run: ArmRun) -> dict:
     }
 
 
-def cost_table(scenarios: Sequence[str] = tuple(SCENARIOS), seed: int = 7) -> list[dict]:
-    """Every mode on every scenario (model seed 0): the rows ``bench --enforce`` prints."""
-    return [mode_row(run_arm(name, arm, 0, seed)) for name in scenarios for arm in mode_arms()]
+def run_modes(scenarios: Sequence[str] = tuple(SCENARIOS), seed: int = 7, jobs: int = 2,
+              progress: Callable | None = None) -> dict[tuple[str, str], ArmRun]:  # fmt: skip
+    """Every mode on every scenario (model seed 0), in ``jobs`` worker processes that share the cores;
+    ``progress`` wraps the runs as they finish (a bar). Returns {(scenario, agent): ArmRun}."""
+    grid = [(name, arm, 0, seed) for name in scenarios for arm in mode_arms()]
+    share = max(1, (os.cpu_count() or 1) // jobs)
+    with ProcessPoolExecutor(jobs, initializer=worker_threads, initargs=(share,)) as pool:
+        done = pool.map(run_job, grid)
+        done = list(progress(done, "arm runs", total=len(grid)) if progress else done)
+    return {(name, arm.name): run for (name, arm, _, _), run in zip(grid, done, strict=True)}
+
+
+def run_job(job: tuple) -> ArmRun:
+    """One (scenario, arm, model seed, suite seed) run, in a worker process."""
+    return run_arm(*job)
+
+
+def cost_table(runs: dict[tuple[str, str], ArmRun] | None = None) -> list[dict]:
+    """The rows ``bench --enforce`` prints: one per scenario and mode, of ``runs`` (default: all)."""
+    return [mode_row(run) for run in (runs or run_modes()).values()]
 
 
 def main(scenarios: str) -> int:
@@ -77,6 +105,6 @@ def main(scenarios: str) -> int:
         raise SystemExit(f"unknown scenario {', '.join(unknown)}: use all or one of {', '.join(SCENARIOS)}")
     started = time.perf_counter()
     print("== lessons in the prompt, as guards, or both (model seed 0)\n")
-    print(format_table(cost_table(names)))
+    print(format_table(cost_table(run_modes(names))))
     print(f"\ntook {time.perf_counter() - started:.1f} s")
     return 0

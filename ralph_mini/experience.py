@@ -6,9 +6,10 @@ because it is part of what a record says about itself: how general the rule has 
 """
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cached_property
+from typing import Any
 
 from ralph_mini.lesson_guards import instance_details
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
@@ -75,18 +76,26 @@ class Experience:
         if self.votes_down is None:
             self.votes_down = float(self.failures)
 
-    @cached_property
+    @property
     def parsed(self) -> Rule | None:
-        """The rule, parsed once (None: it does not parse; memory quarantines it)."""
-        try:
-            return parse_rule(self.rule)
-        except (RuleSyntaxError, TypeError, AttributeError):  # not a rule, or not text at all
-            return None
+        """The rule, parsed once per rule text (None: it does not parse; memory quarantines it)."""
+        return self._verdict("parsed", _parse)
 
-    @cached_property
+    @property
     def names_an_instance(self) -> bool:
-        """The generic instance check, run once per lesson: weight and retrieval read it on every task."""
-        return bool(instance_details(self.rule))
+        """The generic instance check, once per rule text: weight and retrieval read it on every task."""
+        return self._verdict("names an instance", lambda text: bool(instance_details(text)))
+
+    def _verdict(self, name: str, compute: Callable[[str], object]) -> Any:
+        """What ``compute`` says of the rule text, kept with the lesson (not a field: no file or store
+        column holds it) and computed again if the text changes ('when any task: skip T' edited in place)."""
+        text, verdicts = self.__dict__.get("_verdicts", (None, None))
+        if verdicts is None or text is not self.rule and text != self.rule:
+            text, verdicts = self.rule, {}
+            self.__dict__["_verdicts"] = (text, verdicts)
+        if name not in verdicts:
+            verdicts[name] = compute(text)
+        return verdicts[name]
 
     @property
     def confidence(self) -> float:
@@ -104,11 +113,20 @@ def generalization_confidence(rule: str, evidence: int) -> float:
     return evidence / (evidence + 1)
 
 
+def _parse(text: str) -> Rule | None:
+    try:
+        return parse_rule(text)
+    except (RuleSyntaxError, TypeError, AttributeError):  # not a rule, or not text at all
+        return None
+
+
 def quarantine(experience: Experience) -> bool:
     """Quarantine a lesson that does not parse (from an older version, a hand edit, a real model's
     reflection): kept, never retrieved, with the reason. True when it was quarantined."""
     if experience.status == "quarantined":
         return True
+    if experience.parsed is not None:  # parsed once, and kept for memory (the parse error needs no cache)
+        return False
     try:
         parse_rule(experience.rule)
     except RuleSyntaxError as err:

@@ -11,14 +11,13 @@ for an ordinary task, made the agent worse. Two cheap guards stop most of it bef
 
 ``instance_details`` is generic: it knows what ids, amounts, times and names look like in any world, in
 English and in Chinese, in any casing or joining style (cust_0042, inc-20931, ticketId4471, alice_chen,
-bob-lee, mariaLopez: ``instance_shapes`` judges a token and finds people by their cues). The caller adds
-the world's own words (tools, statuses, fields, record noun: ``world.Words``) and id formats: those are
-never instances, "ticket 4471" is an id where the record is a ticket, and any other identifier is judged
-wherever it stands, a tool slot too ('skip cust_0042'); with no words given, a tool slot is left to
-``foreign_names``. What it must *not* flag matters as much: durations and thresholds ("age under 30 min",
-"0.05 s"), versions and terms (v2, Python 3.11, UTF-8, OAuth2, k8s), English compounds (follow-up).
-Measured on ``data/instance_labels.json`` and ``data/instance_labels_heldout.json`` (five worlds) by
-``benchmarks/instance_filter.py``.
+bob-lee, mariaLopez: ``instance_shapes`` judges a token and finds people by their cues). The caller adds the
+world's own words (tools, statuses, fields, record noun: ``world.Words``) and id formats: those are never
+instances, "ticket 4471" is an id where the record is a ticket, and any other identifier is judged wherever
+it stands, a tool slot too ('skip cust_0042'); with no words given, a tool slot is left to ``foreign_names``.
+What it must *not* flag matters as much: durations and thresholds ("age under 30 min", "0.05 s"), versions
+and terms (v2, Python 3.11, UTF-8, OAuth2, k8s), English compounds (follow-up). Measured on
+``data/instance_labels*.json`` (five worlds, one held out) by ``benchmarks/instance_filter.py``.
 
 Left out on purpose: judging whether a rule is *true* (that is what votes in memory are for), and a
 name that is one word with no cue ("Priya closes tickets"), or an ordinary English word ("for tom").
@@ -84,16 +83,13 @@ def _digits_of_a_phone(match: re.Match, known: Collection[str]) -> str | None:
 
 
 def _money_not_threshold(match: re.Match, known: Collection[str]) -> str | None:
-    """'99.5' is an amount, but not after a comparison or a version word ('above 0.8', 'python 3.11'), nor
-    after an acronym ('TLS 1.3')."""
+    """'99.5' is an amount, but not after a comparison, a version or an acronym ('above 0.8', 'TLS 1.3')."""
     before = match.string[: match.start()].split()
     threshold_words = {"under", "over", "above", "below", "than", "least", "most", "threshold", "to"}
     version_words = {"version", "python", "v", "release", "model"}
     metric_words = {"confidence", "similarity", "score", "weight", "ratio", "rate", "factor"}
     last = before[-1].strip(":=") if before else ""
-    chinese = tuple(
-        "率 阈值 超过 低于 高于 不足 大于 小于 至少 最多".split()
-    )  # no spaces in Chinese: a suffix
+    chinese = tuple("率 阈值 超过 低于 高于 不足 大于 小于 至少 最多".split())  # no spaces: a suffix
     if last.lower() in threshold_words | version_words | metric_words or last.rstrip("为").endswith(chinese):
         return None
     return None if len(last) > 1 and last.isalpha() and last.isupper() else match[0]
@@ -249,7 +245,13 @@ def instance_details(
     are the world's own id formats, tried before the generic ones so that their kind is named;
     ``nouns`` (the world's record noun) key an id as 'customer' does: 'ticket 4471'.
     """
-    protect, ordered, known = _compiled(tuple(known_words), tuple((id_patterns or {}).items()), tuple(nouns))
+    return list(_details(text, tuple(known_words), tuple((id_patterns or {}).items()), tuple(nouns)))
+
+
+# Once per text and vocabulary (0.3-0.5 ms each): the validator, propose and every weight ask again and again.
+@lru_cache(maxsize=4096)
+def _details(text: str, known_words: tuple, id_patterns: tuple, nouns: tuple) -> tuple[str, ...]:
+    protect, ordered, known = _compiled(known_words, id_patterns, nouns)
     claimed = [False] * len(text)
     for pattern in protect:  # the world's code names, and the rule's tool slots, claim their characters
         for match in pattern.finditer(text):
@@ -266,12 +268,11 @@ def instance_details(
                 start, end = (start, start + len(detail)) if start >= 0 else match.span()
                 claimed[start:end] = [True] * (end - start)
                 found.append((start, f"{kind} {detail.strip()}"))
-    return [detail for _, detail in sorted(found)]
+    return tuple(detail for _, detail in sorted(found))
 
 
 def load_instance_labels() -> list[dict]:
-    """The labelled set: {'text', 'expected': 'instance' | 'not', 'kind'} per candidate, hard negatives
-    (durations, thresholds, tool names, statuses, grammar words) as many as positives."""
+    """The labelled set, {'text', 'expected': 'instance' | 'not', 'kind'} a row; as many hard negatives."""
     return json.loads(resources.files("ralph_mini").joinpath("data/instance_labels.json").read_text("utf-8"))
 
 

@@ -7,15 +7,14 @@
   memory's live lessons without a sweep per search: each lesson is tokenised and embedded once, when it
   first goes live; a search reads nothing of the lessons indexed, only the status of those not indexed
   (one may have come alive), and a lesson that died while indexed is caught when it turns up as a
-  candidate. At 100k lessons that keeps a search near the raw faiss search under it
-  (``benchmarks/retrieval_speed.py``), with the same results as a full sync before every search.
+  candidate. At 10k-100k live lessons a search costs 1.5-2x the raw faiss search under it, 4-5x with
+  half not live (``benchmarks/retrieval_speed.py``), with the results of a full sync before each search.
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
 """
 
 import bisect
-import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from itertools import islice
@@ -23,9 +22,13 @@ from operator import attrgetter
 
 import numpy as np
 
-from ralph_mini.embed import Embedder, KeywordIndex, keyword_words
+from ralph_mini.embed import Embedder, KeywordIndex, exact_cosine, keyword_words
 from ralph_mini.experience import LIVE
 from ralph_mini.memory import Experience, Memory, days_since
+
+# faiss threads per search: one query gains nothing from a second at any size; it only spins, taking a
+# core from another worker (``benchmarks/retrieval_speed.py --thread-sweep`` measures it).
+SEARCH_THREADS = 1
 
 # Scores are compared to this many decimals: below 1e-6 a difference is float rounding noise (a BLAS
 # kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
@@ -41,12 +44,13 @@ def experience_text(experience: Experience) -> str:
 class VectorIndex:
     """A faiss ``IndexIDMap2(IndexFlatIP)``: exact cosine search, ids mapped back to experience ids."""
 
-    def __init__(self, embedder: Embedder):
+    def __init__(self, embedder: Embedder, threads: int | None = SEARCH_THREADS):
         import faiss  # here, not at the top: notebooks before 05 never pay for loading it
 
-        self.embedder = embedder
+        self.embedder, self.threads = embedder, threads  # threads: None leaves faiss's own setting
         self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(embedder.dim))
         self.ids: dict[int, str] = {}  # faiss int64 id -> experience id
+        self.omp = faiss.omp_get_max_threads, faiss.omp_set_num_threads
 
     def __len__(self) -> int:
         return self.index.ntotal
@@ -90,7 +94,7 @@ class VectorIndex:
         if len(self) == 0 or k <= 0:
             return [], []
         query = self.embedder.embed([text])[0]
-        _, keys = self.index.search(query[None, :], min(2 * k, len(self)))
+        _, keys = self.on_threads(self.index.search, query[None, :], min(2 * k, len(self)))
         proposed = [self.ids[int(key)] for key in keys[0] if key >= 0]
         vectors = self.index.reconstruct_batch(np.array([faiss_id(i) for i in proposed], dtype=np.int64))
         found = [
@@ -100,11 +104,14 @@ class VectorIndex:
         found.sort(key=lambda pair: (-pair[1], pair[0]))
         return found[:k], proposed
 
-
-def exact_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """The inner product of two unit vectors, identical on every machine: each float32 product is exact
-    in float64, and ``math.fsum`` adds them exactly, in any order (a BLAS kernel sums in its own order)."""
-    return math.fsum((a.astype(np.float64) * b.astype(np.float64)).tolist())
+    def on_threads(self, search, *args):
+        """``search(*args)`` on ``self.threads`` threads; the process's setting restored after."""
+        get, set_threads = self.omp
+        before = get()
+        set_threads(self.threads or before)
+        found = search(*args)
+        set_threads(before)
+        return found
 
 
 def faiss_id(experience_id: str) -> int:
@@ -124,8 +131,8 @@ class LiveLessons:
     A lesson is tokenised and embedded once, when it first goes live. Keeping in step costs little:
 
     - every search (``follow``) takes in appended lessons and compares two fields of each lesson *not*
-      indexed with the last look (one may have come alive: confirmed, or refreshed); nothing is read
-      for the lessons indexed;
+      indexed with the last look (one may have come alive): the one read that grows with memory, 7 ms
+      for 50k such lessons on a loaded core (memory says nothing of what changed); none for the indexed;
     - a lesson that died while indexed (removed, expired) still weighs 0, so it can only matter by
       taking a candidate's place: the retriever checks its candidates (``any_dead``) and, if one died,
       ``resync`` re-reads every lesson, as a full ``VectorIndex.sync`` would.

@@ -46,7 +46,7 @@ from ralph_mini.log import log_run, run_tags, step_tags
 from ralph_mini.measure import RunRecord, record
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.model import ChatModel
-from ralph_mini.planner import applicable, writing_tools
+from ralph_mini.planner import PastTasks, applicable, writing_tools
 from ralph_mini.react import LessonBudget, Step, Trace, run_react
 from ralph_mini.reflect import Reflection
 from ralph_mini.review import Review
@@ -143,10 +143,12 @@ def run_task(
     run_id: str = "R000",
     retrieve_plan: Callable[[Task, Memory], list[Experience]] | None = None,
     reflector: ChatModel | None = None,
+    past: PastTasks | None = None,
 ) -> TaskResult:
     """One task through the whole loop, in the world whose ``words`` and ``tools`` it is given.
     ``retrieve_plan`` replaces the keyword retrieval (notebook 05); ``reflector`` reflects instead of
-    ``model`` (a small model may act but not reflect, notebook 08)."""
+    ``model`` (a small model may act but not reflect, notebook 08). ``past``: ``history`` summed up
+    (``past_tasks``), as ``run_loop`` keeps it task by task; None reads it from ``history`` (a scan)."""
     memory.sweep()  # flag what expired since the last task, once, before anything reads memory
     offered, lags = [t.name for t in tools], {t.name: t.lag_min for t in tools}
     outdated = memory.invalidate_unoffered(offered, task.task_type, lags)  # the tools as they are now
@@ -175,7 +177,7 @@ def run_task(
         result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
     result.memory_notes += memory.invalidate_unoffered(offered, task.task_type, lags)
     if config.reflect and verdict.judged and wants_slow_loop(result.correct, result.review, result.trace,
-                                                             *recurrence(task, history)):  # fmt: skip
+                                                             *recurrence(task, history, past)):  # fmt: skip
         reflection, notes = slow_loop(task, result.trace, result.correct, verdict, reflector or model, tools,
                                       words, memory, run_id=run_id, max_words=config.max_words,
                                       rounds=config.max_reflection_rounds, waste=waste)  # fmt: skip
@@ -184,11 +186,19 @@ def run_task(
     return result
 
 
-def recurrence(task: Task, history: Sequence[TaskResult]) -> tuple[bool, set[str]]:
-    """Does a task about the same tools recur in ``history``, and which error statuses did it have?"""
-    recurring = any(past.task.relevant_tools == task.relevant_tools for past in history)
-    errors = {s.status for past in history for s in past.trace.steps if s.wrong}
-    return recurring, errors
+def recurrence(task: Task, history: Sequence[TaskResult], past: PastTasks | None = None
+               ) -> tuple[bool, set[str]]:  # fmt: skip
+    """Does a task about the same tools recur in ``history``, and which error statuses did it have?
+    Read from ``past``, the history summed up, when given; else from ``history`` itself."""
+    return (past or past_tasks(history)).recurrence(task)
+
+
+def past_tasks(history: Sequence[TaskResult]) -> PastTasks:
+    """``history`` summed up for the slow loop (``planner.PastTasks``): a scan, so once per run."""
+    past = PastTasks()
+    for result in history:
+        past = past.then(result.task, result.trace)
+    return past
 
 
 def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[Experience], memory: Memory,
@@ -236,13 +246,14 @@ def run_loop(
     run: load ``memory`` from the store, rebuild ``history`` with ``resume_point``, and pass the tasks
     not yet done; ``first``, the number of the first of them, defaults to ``len(history) + 1``. Returns
     ``history`` and the new results."""
-    results = list(history)
+    results, past = list(history), past_tasks(history)  # the history read once, then kept task by task
     start = len(results) + 1 if first is None else first
     for number, task in enumerate(progress(tasks) if progress else tasks, start):
         run_id = f"R{number:03d}"
         result = run_task(task, model, tools, memory, results, words=words, config=config, run_id=run_id,
-                          retrieve_plan=retrieve_plan, reflector=reflector)  # fmt: skip
+                          retrieve_plan=retrieve_plan, reflector=reflector, past=past)  # fmt: skip
         results.append(result)
+        past = past.then(result.task, result.trace)
         if between_tasks:
             between_tasks(memory)
         if store is not None:
@@ -256,7 +267,7 @@ def commit(store: Store, memory: Memory, result: TaskResult, run_id: str) -> Non
     resume rebuilds (``resume_point``)."""
     discarded = [log_run(t, f"{run_id}.{n}", None) for n, t in enumerate(result.discarded, 1)]
     store.commit_task(
-        memory.experiences.values(),
+        memory.take_changed(),  # the lessons this task changed, found without reading every lesson
         task_id=result.task.task_id,
         runs=[*discarded, log_run(result.trace, run_id, result.correct)],
         result={"result": result.to_json(), "clock": memory.clock().isoformat()},

@@ -57,25 +57,19 @@ from ralph_mini.experience import (
 )
 from ralph_mini.lesson_guards import Vocabulary, instance_details
 from ralph_mini.rule_forms import (
+    Shelves,
     canonical,
     contradiction,
+    near_duplicate,
     normalize_wording,
     outdated,
     replace_minutes,
-    same_rule,
 )
-from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.rules import Rule, RuleSyntaxError, Trigger, parse_rule
 from ralph_mini.votes import apply_vote, judge, trigger_tag
 
-__all__ = [
-    "NO_DECAY",
-    "Experience",
-    "Memory",
-    "MemoryConfig",
-    "decay_factor",
-    "days_since",
-    "generalization_confidence",
-]
+__all__ = ["NO_DECAY", "Experience", "Memory", "MemoryConfig", "decay_factor", "days_since"]
+__all__ += ["generalization_confidence"]
 
 
 class Memory:
@@ -86,6 +80,8 @@ class Memory:
         self.config = config or MemoryConfig()
         self.experiences: dict[str, Experience] = {e.id: e for e in experiences}
         self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
+        self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
+        self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
 
     def propose(
         self,
@@ -130,6 +126,8 @@ class Memory:
                 confirmations=0,
             )
             self.experiences[key] = experience
+            self.shelves.add(self.experiences, experience)
+        self.changed[experience.id] = experience
         fresh = task_id not in experience.source_tasks
         if fresh:
             experience.confirmations += 1
@@ -139,13 +137,12 @@ class Memory:
         return self._promote(experience, now, fresh, rejected), experience
 
     def equivalent(self, rule: Rule, task_type: str) -> Experience | None:
-        """The experience of ``task_type`` holding the same lesson as ``rule`` in other words: the same
-        canonical rule (a file written before canonical forms) or a near duplicate (``near_duplicate``)."""
-        tag = trigger_tag(rule)  # cheap first: most rows differ here
+        """The experience of ``task_type`` holding the same lesson as the canonical ``rule`` in other
+        words: the same canonical rule (a file written before canonical forms) or a near duplicate
+        (``near_duplicate``). Only the lessons of its task type and trigger family are read."""
+        tag, filed = trigger_tag(rule), self.shelves.of(self.experiences, task_type, rule.trigger)
         same = (
-            e
-            for e in self.experiences.values()
-            if e.task_type == task_type and e.trigger == tag and e.parsed and same_rule(e.parsed, rule)
+            e for _, e, _, form in filed if e.trigger == tag and (form == rule or near_duplicate(form, rule))
         )
         return next(same, None)
 
@@ -176,14 +173,16 @@ class Memory:
 
     def _invalidate_contradicted(self, new: Experience, now: str) -> list[str]:
         """Mark every live rule of its task type the active ``new`` contradicts invalid from ``now``, with
-        why. Its confirmations restart at 0: only new tasks confirming it bring it back."""
+        why. Its confirmations restart at 0: only new tasks confirming it bring it back. See ``Shelves``."""
         notes, rule = [], new.parsed
-        rivals = [e for e in self.experiences.values() if e.status in LIVE and e is not new and e.parsed]
-        for old in [e for e in rivals if e.task_type == new.task_type]:
-            if rule and (why := contradiction(rule, old.parsed)):
+        if rule is None:
+            return notes
+        for _, old, _, _ in self.shelves.of(self.experiences, new.task_type, rule.trigger, Trigger("any")):
+            if old.status in LIVE and old is not new and (why := contradiction(rule, old.parsed)):
                 old.status, old.invalid_from, old.confirmations, old.calls_saved = "invalid", now, 0, 0
                 old.status_reason = f"contradicted by '{new.rule}' ({why})"
                 notes.append(f"invalidated: {old.rule}")
+                self.changed[old.id] = old
         return notes
 
     def weight(self, experience: Experience, now: datetime | None = None) -> float:
@@ -203,6 +202,7 @@ class Memory:
                 experience.status = "expired"
                 experience.status_reason = f"not hit for {days:.0f} days"
                 flagged.append(experience)
+                self.changed[experience.id] = experience
         return flagged
 
     def retrieve(self, tags: set[str], top_k: int = 3, exclude: Iterable[str] = ()) -> list[Experience]:
@@ -212,10 +212,9 @@ class Memory:
         skip = set(exclude)
         scored = []
         for experience in self.experiences.values():
-            if experience.id in skip:
+            if experience.trigger not in tags or experience.id in skip:  # the trigger first: it is cheap
                 continue
-            match = 1.0 if experience.trigger in tags else 0.0
-            score = match * self.weight(experience)
+            score = self.weight(experience)
             if score > 0:
                 scored.append((score, experience.rule, experience))
         scored.sort(key=lambda item: (-item[0], item[1]))
@@ -227,6 +226,7 @@ class Memory:
         for experience in used:
             experience.hits += 1
             experience.last_hit_at = now
+            self.changed[experience.id] = experience
 
     def record_outcome(
         self,
@@ -249,6 +249,7 @@ class Memory:
             if vote is None or e.status not in LIVE:
                 continue
             notes += apply_vote(e, *vote, self.config, now)  # what a vote does: votes.apply_vote
+            self.changed[e.id] = e
             if vote[0] and e.status == "active":  # a rule proving itself now is evidence against its rivals
                 notes += self._invalidate_contradicted(e, now)
         return notes
@@ -267,7 +268,7 @@ class Memory:
             if not why:
                 continue
             e.status, e.invalid_from, e.confirmations, e.calls_saved = "invalid", now, 0, 0
-            e.status_reason = why
+            e.status_reason, self.changed[e.id] = why, e
             notes.append(f"invalidated: {e.rule} ({why})")
             lag = next((lags[a.tool] for a in e.parsed.actions if (lags or {}).get(a.tool or "")), None)
             if lag is not None and "learns of a record" in why:
@@ -278,6 +279,13 @@ class Memory:
                     new.status_reason = f"renumbered from '{e.rule}': {why}"
                 notes.append(f"renumbered: {renumbered} ({decision})")
         return notes
+
+    def take_changed(self) -> list[Experience]:
+        """The lessons memory's operations changed (or quarantined on load) since the last call, then forgets
+        them: what a store must write after a task, found without reading every lesson (commit_task).
+        A lesson changed by hand is not among them: hand the store the whole memory to find it."""
+        changed, self.changed = list(self.changed.values()), {}
+        return changed
 
     def active(self) -> list[Experience]:
         return [e for e in self.experiences.values() if e.status == "active"]

@@ -15,11 +15,16 @@ must come from the world (its ``Words`` and the roles its tools declare), never 
   retry a run that wrote"; and what a rule would have saved (``estimate_calls_saved``), which memory's
   write threshold weighs.
 
+And **what the slow loop asks of the tasks done so far** (``PastTasks``): did a task about the same tools
+come before, and which error statuses did the earlier runs have. Kept as each task finishes, never by a
+scan of the history, so the 10,000th task costs what the 10th did (``benchmarks/history_cost.py``).
+
 Left out on purpose: ranking (``retrieval.py`` ranks; this module only filters and orders what it gets).
 The budget is ``react.LessonBudget``, the one place a prompt's lessons are cut; ``fit`` only applies it.
 """
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
@@ -128,3 +133,29 @@ def held_first(found: Sequence[Experience], tags: Collection[str]) -> list[Exper
 def _specificity(rule) -> int:
     trigger = rule.trigger
     return 3 if trigger.age_op else 2 if trigger.status else 1 if trigger.tool else 0
+
+
+@dataclass(frozen=True)
+class PastTasks:
+    """What the slow loop asks of the tasks done so far, summed up as they finish: the tool sets they
+    were about (``Task.relevant_tools``) and the error statuses of their final runs' wrong calls. Both
+    are bounded by the world's vocabulary, not by the number of tasks, so reading and extending it costs
+    the same after 10,000 tasks as after 10.
+
+    ``PastTasks().then(task, trace)`` for a task about ('lookup',) whose run had a 'not_found' wrong call
+    -> PastTasks(tools={('lookup',)}, errors={'not_found'}); a later task about ('lookup',) recurs.
+    Frozen: ``then`` returns a new summary (or this one, when the task adds nothing new)."""
+
+    tools: frozenset[tuple[str, ...]] = frozenset()
+    errors: frozenset[str] = frozenset()
+
+    def then(self, task: Task, trace: Trace) -> "PastTasks":
+        """These tasks and one more: one pass over the new run's steps, nothing over the older ones."""
+        errors = {step.status for step in trace.steps if step.wrong}
+        if task.relevant_tools in self.tools and errors <= self.errors:
+            return self  # the usual case once the world's tool sets and errors have all been seen
+        return PastTasks(self.tools | {task.relevant_tools}, self.errors | errors)
+
+    def recurrence(self, task: Task) -> tuple[bool, set[str]]:
+        """Does a task about the same tools recur, and which error statuses did the past runs have?"""
+        return task.relevant_tools in self.tools, set(self.errors)

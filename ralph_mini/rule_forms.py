@@ -19,6 +19,9 @@ rather than on their text, because a reflector (or a person) writes the same les
   near-duplicate tolerance; the new one replaces the old (a lag that moved);
 - **outdated** (``outdated``): a rule the world's tools now contradict: a tool it sends the agent to is
   gone, or a lag it has a threshold about moved (memory then writes the rule with the new number);
+- **where to look** (``Shelves``): a duplicate or a rival of a rule has its task type and its trigger's
+  family (kind, tool, status: ``family``), or a rival the family of 'any task'; memory files its lessons
+  so, and a new rule is compared with those few, not with every lesson (the same cost at 100 or 100k);
 - **counterexample**: a new rule whose trigger is *narrower* than an old one's ("status is pending and
   age over 30 min" inside "status is pending"; anything inside "any task") and whose action opposes it
   (skip T against call T, answer against call T) shows a case where the old, wider rule is wrong: "when
@@ -32,8 +35,10 @@ write the grammar).
 """
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
+from heapq import merge
+from typing import Protocol
 
 from ralph_mini.rules import ACTION_VERBS, Action, Rule, RuleSyntaxError, Trigger, parse_rule
 
@@ -199,3 +204,67 @@ def outdated(rule: Rule, offered: Collection[str], lags: Mapping[str, int | None
         if (op, action.verb) in (("under", "skip"), ("over", "call")) and (minutes > lag) == (op == "under"):
             return f"{action.tool} learns of a record after {lag} min now, not {minutes}"
     return ""
+
+
+def family(trigger: Trigger) -> tuple:
+    """What a trigger is filed under: its kind, tool and status, not its age ('status is pending and age
+    over 30 min' -> ('status', None, 'pending')). Rules of one lesson share it, and so do rivals unless
+    the older one is about 'any task' (``near_duplicate``, ``contradiction``)."""
+    return trigger.kind, trigger.tool, trigger.status
+
+
+class Lesson(Protocol):
+    """What ``Shelves`` reads of a lesson (``experience.Experience`` has it)."""
+
+    id: str
+    rule: str
+    task_type: str
+
+    @property
+    def parsed(self) -> Rule | None: ...
+
+
+Filed = tuple[int, Lesson, str, Rule]  # (its place in memory, the lesson, its rule text, its canonical rule)
+
+
+class Shelves:
+    """A memory's lessons filed by (task type, trigger family), each with its canonical rule computed once.
+    Memory compares a new rule with one or two shelves instead of every lesson, so propose, dedup and
+    contradiction cost the same at 100 lessons as at 100k. Filed again from scratch if the lessons' dict
+    was replaced or grew behind memory's back, or a lesson on a shelf read was replaced or its rule text
+    changed (memory never edits a rule; one edited by hand is refiled once its old shelf is read)."""
+
+    def __init__(self) -> None:
+        self.filed: dict[tuple, list[Filed]] = {}
+        self.source: Mapping[str, Lesson] | None = None  # the dict filed ...
+        self.count = 0  # ... and how many of its lessons
+
+    def of(self, lessons: Mapping[str, Lesson], task_type: str, *triggers: Trigger) -> Iterator[Filed]:
+        """The parsed lessons of ``task_type`` filed under the families of ``triggers``, in ``lessons``'
+        order (the order a scan of every lesson would meet them)."""
+        if self.source is not lessons or self.count != len(lessons):
+            self.refile(lessons)
+        keys = dict.fromkeys((task_type, family(t)) for t in triggers)
+        if any(
+            lessons.get(e.id) is not e or e.rule != text
+            for k in keys
+            for _, e, text, _ in self.filed.get(k, [])
+        ):
+            self.refile(lessons)
+        return merge(*[self.filed.get(key, []) for key in keys])
+
+    def add(self, lessons: Mapping[str, Lesson], lesson: Lesson) -> None:
+        """File a lesson just added to ``lessons`` (if the shelves were up to date before it)."""
+        if self.source is lessons and self.count == len(lessons) - 1:
+            self._file(lesson)
+
+    def refile(self, lessons: Mapping[str, Lesson]) -> None:
+        self.filed, self.source, self.count = {}, lessons, 0
+        for lesson in lessons.values():
+            self._file(lesson)
+
+    def _file(self, lesson: Lesson) -> None:
+        if lesson.parsed is not None:
+            shelf = self.filed.setdefault((lesson.task_type, family(lesson.parsed.trigger)), [])
+            shelf.append((self.count, lesson, lesson.rule, canonical(lesson.parsed)))
+        self.count += 1

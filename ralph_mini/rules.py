@@ -32,6 +32,7 @@ Left out on purpose: negation, "or", nested conditions, and any way to name one 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 TRIGGER_KINDS = ("any", "finds", "nothing", "status")
 ACTION_VERBS = ("answer", "skip", "call", "start")
@@ -148,6 +149,7 @@ def parse_action(text: str) -> Action:
     return Action(verb=verb, tool=tool)
 
 
+@lru_cache(maxsize=4096)  # a rule is frozen, and the offline model re-reads the same lesson lines each turn
 def parse_rule(text: str) -> Rule:
     """Parse one line of the grammar, or raise RuleSyntaxError saying what to fix.
 

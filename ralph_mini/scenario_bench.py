@@ -20,6 +20,7 @@ runs, averaged over tasks: the chance that all k succeed.
 Left out on purpose: confidence intervals (runs are deterministic per seed; pass^k is the spread).
 """
 
+import os
 import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -228,6 +229,14 @@ def _job(args: tuple) -> ArmRun:
     return run_arm(*args)
 
 
+def worker_threads(threads: int) -> None:
+    """A worker's setup: faiss's OpenMP threads cut to its share of the cores, so ``jobs`` workers never
+    run more threads than there are cores (a spinning spare thread costs the other worker its core)."""
+    import faiss
+
+    faiss.omp_set_num_threads(threads)
+
+
 def run_grid(
     scenarios: Sequence[str], arms: Sequence[Arm] = ARMS, k: int = 4, jobs: int = 1
 ) -> tuple[dict, dict]:
@@ -238,7 +247,8 @@ def run_grid(
     grid = [(s, arm, 0) for s in scenarios for arm in arms]
     extra = [(s, arm, seed) for s in scenarios for arm in (BARE, FULL) for seed in range(1, k)]
     if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
+        share = max(1, (os.cpu_count() or 1) // jobs)
+        with ProcessPoolExecutor(jobs, initializer=worker_threads, initargs=(share,)) as pool:
             done = list(pool.map(_job, grid + extra, chunksize=1))
     else:
         done = [_job(job) for job in grid + extra]

@@ -193,9 +193,9 @@ class Store:
         result: object = None,
     ) -> int:
         """Everything one finished task produced, in one transaction; returns the task's number (1, 2, ...).
-        ``lessons``: pass the whole memory (``memory.experiences.values()``): only those changed since
-        this store last read or wrote them are written. ``runs``: ``log_run(trace, run_id)`` pairs.
-        ``result``: anything ``json.dumps`` takes, returned by ``completed_tasks`` (for a resume)."""
+        ``lessons``: ``memory.take_changed()`` (the same cost at 100 or 100k lessons), or the whole memory
+        (each compared, ~1 µs a lesson); those changed since this store last read or wrote them are written.
+        ``runs``: ``log_run(trace, run_id)`` pairs. ``result``: any JSON, for ``completed_tasks``."""
         blob = None if result is None else json.dumps(result, ensure_ascii=False)
         run_rows = [(run_row(summary), [asdict(r) for r in records]) for records, summary in runs]
         changed = self._changed(lessons)

@@ -119,11 +119,11 @@ def tool(
     """Decorator: ``@tool`` or ``@tool(latency_s=0.8, core=False, writes=True)`` -> a ``Tool``."""
 
     def build(func: Callable) -> Tool:
-        description, arg_docs = parse_docstring(func)
+        description, parameters = describe(func)
         return Tool(
             name=func.__name__,
             description=description,
-            parameters=schema_for(func, arg_docs),
+            parameters=parameters,
             function=func,
             latency_s=latency_s,
             core=core,
@@ -134,6 +134,33 @@ def tool(
         )
 
     return build(function) if function is not None else build
+
+
+_DESCRIBED: dict[tuple, tuple[str, dict]] = {}  # definition -> (description, schema): see describe
+
+
+def describe(func: Callable) -> tuple[str, dict]:
+    """(description, parameters schema) of a function, built once per definition. Why: a world wraps the
+    same functions afresh for each task (closures over that task's world), and reading the signature,
+    hints and docstring again each time cost ~9% of a benchmark. Keyed by the code, docstring, hints and
+    defaults, not the name (a renamed copy shares its schema; another docstring gets its own). Each call
+    gets its own copy of the schema: changing one tool's never changes another's."""
+    wrapped = hasattr(func, "__wrapped__") or hasattr(func, "__signature__")  # a signature not its code's
+    plain = inspect.isfunction(func) and not wrapped  # not a method, a partial or a callable object
+    defaults = (len(func.__defaults__ or ()), *(func.__kwdefaults__ or ())) if plain else ()  # which have one
+    key = (func.__code__, func.__doc__, *func.__annotations__.items(), defaults) if plain else None
+    try:
+        found = _DESCRIBED.get(key) if key else None
+    except TypeError:  # a hint that cannot be hashed: build it each time
+        found, key = None, None
+    if found is None:
+        description, arg_docs = parse_docstring(func)
+        found = description, schema_for(func, arg_docs)
+        if key:
+            _DESCRIBED[key] = found
+    description, schema = found
+    properties = {name: dict(spec) for name, spec in schema["properties"].items()}
+    return description, schema | {"properties": properties, "required": list(schema["required"])}
 
 
 def schema_for(func: Callable, arg_docs: dict[str, str]) -> dict:

@@ -6,7 +6,7 @@ import pytest
 from fakes import ScriptedModel
 
 from ralph_mini.adherence import adherence, follow_rate, follow_rates, outcome_by_following
-from ralph_mini.enforce_bench import cost_table, recovery
+from ralph_mini.enforce_bench import cost_table, recovery, run_modes
 from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.react import run_react
 from ralph_mini.scenario_bench import BARE, FULL, run_arm
@@ -76,7 +76,7 @@ def test_a_lesson_that_does_not_parse_is_not_counted():
 
 
 def test_the_offline_model_follows_what_it_reads_and_the_cost_table_has_every_mode():
-    rows = {row["agent"]: row for row in cost_table(["static"])}
+    rows = {row["agent"]: row for row in cost_table(run_modes(["static"], jobs=1))}
     assert list(rows) == ["bare ReAct", "Ralph Loop, prompt", "Ralph Loop, guard", "Ralph Loop, both"]
     assert rows["bare ReAct"]["lessons followed"] == "-"
     assert rows["Ralph Loop, prompt"]["lessons followed"] == "100%"  # by construction

@@ -22,8 +22,6 @@
 # %%
 import json
 
-import pandas as pd
-
 from ralph_mini import model_from_env, run_react, tool
 from ralph_mini.measure import by_kind, record, run_suite, summarize
 from ralph_mini.widgets import progress, show_trace
@@ -43,6 +41,8 @@ model
 # agent may misuse.
 
 # %%
+import pandas as pd  # imported where the first table is drawn, so the first cell opens fast
+
 suite = orders.make_suite(n=50, seed=7)
 tools = suite.world.tools()
 pd.DataFrame(

@@ -271,7 +271,10 @@ pd.DataFrame(rows)
 # wall-clock on this machine and vary from run to run; the recalls do not (fixed seed, fixed index).
 
 # %%
-for row in speed_table(sizes=(100_000, 1_000_000), dim=128, threads=1):
+from ralph_mini.widgets import progress
+
+for size in progress((100_000, 1_000_000), "sizes"):  # one fresh process per size
+    row = speed_table(sizes=(size,), dim=128, threads=1)[0]
     print(f"{row['vectors']:,} vectors x {row['dim']} dims, 1 thread each, one top-3 query at a time:")
     print(f"  exact   numpy product               wall {row['numpy'] * 1000:.2f} ms")
     print(f"  exact   faiss flat index            wall {row['faiss flat'] * 1000:.2f} ms")

@@ -27,7 +27,6 @@ import pandas as pd
 
 from ralph_mini import OfflineModel, grade, run_react
 from ralph_mini.adherence import adherence, follow_rates
-from ralph_mini.enforce_bench import cost_table
 from ralph_mini.guards import Guard, binding
 from ralph_mini.log import step_tags
 from ralph_mini.prompt_lessons import LessonBudget
@@ -193,7 +192,11 @@ pd.DataFrame(rows).set_index("mode")
 # right within 1.2x the oracle's calls ("never": the last one is not).
 
 # %%
-table = pd.DataFrame(cost_table()).set_index(["scenario", "agent"])
+from ralph_mini.enforce_bench import cost_table, mode_arms, run_modes
+from ralph_mini.widgets import progress
+
+runs = run_modes(progress=progress)  # 28 runs in two worker processes; kept for the timeline below
+table = pd.DataFrame(cost_table(runs)).set_index(["scenario", "agent"])
 table
 
 # %% [markdown]
@@ -213,13 +216,10 @@ table
 #   shortcut in stale shows why:
 
 # %%
-from ralph_mini.enforce_bench import mode_arms
-from ralph_mini.scenario_bench import run_arm
-
 shortcut = "when query_local_cache finds the order: skip query_database"
 timeline = []
 for arm in mode_arms()[1:]:
-    run = run_arm("stale", arm)
+    run = runs[("stale", arm.name)]  # the run the table above made
     for number, result in enumerate(run.results, 1):
         for note in result.memory_notes:
             what = note.split(":")[0]

@@ -1,14 +1,17 @@
 """Interactive views of runs, learning curves and memory, each with a static twin (notebook 01 on).
 
 One module per view: ``trace`` (the run table and the stepper), ``memory`` (the memory inspector),
-``plots`` (learning curves, bars, decay), ``progress_bar`` (the task bar); ``static`` holds the HTML
-tables and the display bundle they share. Every live widget saves a static twin, text and HTML,
-because a notebook read on the web shows only what was saved, and nbval compares only that.
+``plots`` (learning curves, bars, decay), ``progress_bar`` (the task bar; ``saved_bar`` its notebook
+widget); ``static`` holds the HTML tables and the display bundle they share. Every live widget saves a
+static twin, text and HTML, because a notebook read on the web shows only what was saved, and nbval
+compares only that.
 
 Why the names below are imported on first use instead of at the top: importing this package runs
-this file, and the trace, memory and progress views import ipywidgets (about a second). The command
-line's plot, ``from ralph_mini.widgets.plots import plot_learning_curve``, needs matplotlib only, and
-so does not pay for ipywidgets. ``from ralph_mini.widgets import progress`` works as before.
+this file, and the views' libraries are slow to import (ipywidgets and ``tqdm.notebook`` a tenth of a
+second or more, matplotlib more, the memory module its own chain). Each is loaded when a view needs
+it, not before: ``from ralph_mini.widgets import progress, show_trace`` (notebook 01's first cell)
+loads none of them, the stepper loads ipywidgets when it is built, a bar ``tqdm.notebook`` when it
+starts in a kernel, ``plot_decay`` the memory when it draws (issue 27; ``tests/test_fast_start.py``).
 """
 
 from importlib import import_module

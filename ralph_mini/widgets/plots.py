@@ -2,20 +2,22 @@
 
 Each function returns a closed ``Figure``: a notebook shows it once as a PNG (nbval skips PNGs and
 compares its text, ``<Figure size 640x360 with 1 Axes>``), and ``bench`` saves the same learning
-curve to a file. This module imports neither ipywidgets nor tqdm, so
-``from ralph_mini.widgets.plots import plot_learning_curve`` stays light for the command line.
+curve to a file. This module imports neither ipywidgets nor tqdm, nor the memory until ``plot_decay``
+is called, so ``from ralph_mini.widgets.plots import plot_learning_curve`` stays light for the command
+line; pyplot itself is imported when a figure is first drawn (``new_figure``).
 
 Left out on purpose: live-updating plots, and styling beyond matplotlib's defaults.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ralph_mini.memory import MemoryConfig, decay_factor
+if TYPE_CHECKING:  # only plot_decay needs the memory, and imports it when called (see plot_decay)
+    from ralph_mini.memory import MemoryConfig
 
 __all__ = ["new_figure", "plot_calls_per_task", "plot_decay", "plot_learning_curve", "rolling_mean"]
 
@@ -78,13 +80,16 @@ def plot_calls_per_task(
     return fig
 
 
-def plot_decay(config: MemoryConfig | None = None, days: float = 60) -> Figure:
+def plot_decay(config: "MemoryConfig | None" = None, days: float = 60) -> Figure:
     """The memory's own ``decay_factor`` over ``days`` days, with the stale and expiry days marked.
 
     Why call the memory's function instead of redrawing the formula: one source of truth, so the
     picture cannot drift from the rule retrieval applies. ``config`` defaults to ``MemoryConfig()``
-    (half-life 7 days, stale after 14, expired after 30).
+    (half-life 7 days, stale after 14, expired after 30). The memory is imported here, not at the top,
+    so the learning curve (notebook 01, ``bench``) does not load the memory module.
     """
+    from ralph_mini.memory import MemoryConfig, decay_factor
+
     config = config or MemoryConfig()
     fig, ax = new_figure()
     xs = [days * i / 600 for i in range(601)]  # fine enough to show the two jumps as cliffs

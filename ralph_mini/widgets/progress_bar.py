@@ -13,18 +13,18 @@ close to the count it reached, ``tasks:  40%|████      | 20/50, stopped`
 tells the truth (and nbval, seeing the promise, reports the cell). A bar without a total cannot
 promise a count: it displays ``tasks: counting`` and adds a line ``tasks: 37 done`` at close.
 
+The notebook bar itself, ``SavedBar``, lives in ``saved_bar``: it subclasses ``tqdm.notebook``, which
+imports ipywidgets, and ``progress`` imports it on its first call in a kernel, so importing this
+module (notebook 01's first cell) costs only tqdm's core (issue 27).
+
 Left out on purpose: nested bars, and rates or timings in anything saved.
 """
 
 from collections.abc import Iterable
 
 from tqdm import tqdm
-from tqdm.auto import tqdm as auto_tqdm
-from tqdm.notebook import tqdm as notebook_tqdm
 
-from ralph_mini.widgets.static import widget_bundle
-
-__all__ = ["SavedBar", "bar_text", "progress"]
+__all__ = ["bar_text", "progress"]
 
 BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt}"  # tqdm's own bar, without elapsed time and rate
 
@@ -40,40 +40,6 @@ def bar_text(desc: str, n: int, total: int | None) -> str:
     return text + (", stopped" if n < total else "")
 
 
-class SavedBar(notebook_tqdm):
-    """tqdm's notebook bar, displayed with a ``display_id`` and a saved text that is its final state.
-
-    Built only inside a Jupyter kernel with ipywidgets (``progress`` checks). Iterating and
-    ``update`` are tqdm's; only the display and ``close`` differ.
-    """
-
-    def __init__(self, iterable: Iterable, desc: str, total: int | None):
-        from IPython.display import display
-
-        super().__init__(iterable, desc=desc, total=total, display=False)  # no display of tqdm's own
-        self.handle, self.finished = None, False
-        promise = bar_text(desc, total, total) if total else f"{desc}: counting"
-        self.handle = display(self.bundle(promise), raw=True, display_id=True)
-
-    def bundle(self, text: str) -> dict:
-        """The live widget, with ``text`` as its saved plain text (shown as is where widgets are not)."""
-        return widget_bundle(self.container, text)
-
-    def close(self) -> None:
-        """tqdm's close, then the saved text made true: the count reached, or a line with the count."""
-        super().close()
-        if self.finished or self.handle is None:  # tqdm may call close twice (at the end and on del)
-            return
-        self.finished = True
-        text = bar_text(self.desc, self.n, self.total)
-        if not self.total:
-            from IPython.display import display
-
-            display({"text/plain": text}, raw=True)
-        elif self.n != self.total:
-            self.handle.update(self.bundle(text), raw=True)
-
-
 def progress(iterable: Iterable, desc: str = "tasks", total: int | None = None) -> tqdm:
     """A progress bar over ``iterable``; ``total`` defaults to ``len(iterable)`` when it has one.
 
@@ -81,8 +47,14 @@ def progress(iterable: Iterable, desc: str = "tasks", total: int | None = None) 
     Why not plain ``tqdm``: in a notebook it writes changing rates (``48.83it/s``) to stderr, which
     strict nbval compares, so a re-run fails. In a terminal this is ``tqdm.auto``'s text bar.
     """
+    from tqdm.auto import tqdm as auto_tqdm  # imported on the first bar: tqdm.auto looks for a kernel
+
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)
-    if not issubclass(auto_tqdm, notebook_tqdm):  # a terminal or a plain interpreter
+    # tqdm.auto's bar is tqdm.notebook's only inside a kernel; asked by module name, so that a terminal
+    # never imports tqdm.notebook (and with it ipywidgets).
+    if not any(cls.__module__ == "tqdm.notebook" for cls in auto_tqdm.__mro__):  # a terminal
         return auto_tqdm(iterable, desc=desc, total=total)
+    from ralph_mini.widgets.saved_bar import SavedBar
+
     return SavedBar(iterable, desc, total)

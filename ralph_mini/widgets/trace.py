@@ -4,6 +4,9 @@
 (Previous/Next, wrong calls in red) is what a student clicks. The stepper saves a static twin of the
 step it shows, so its saved output reads as a step card, not as a one-line repr.
 
+ipywidgets (a tenth of a second or more) is imported when the first stepper is built, not with this
+module, so notebook 01's first cell opens fast (issue 27).
+
 Left out on purpose: editing or replaying a run from the stepper.
 """
 
@@ -12,8 +15,6 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import ipywidgets as widgets
 
 from ralph_mini.react import Step, Trace
 from ralph_mini.widgets.static import WRONG_STYLE, html_table, saved_note, widget_bundle
@@ -117,6 +118,8 @@ class TraceStepper:
     """
 
     def __init__(self, trace: Trace, position: int = 1, summary: bool = True):
+        import ipywidgets as widgets  # here, not at the top: importing this module stays cheap (notebook 01)
+
         self.trace, self.summary = trace, summary
         self.previous_button = widgets.Button(description="Previous", tooltip="previous step")
         self.next_button = widgets.Button(description="Next", tooltip="next step")

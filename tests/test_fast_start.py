@@ -1,0 +1,103 @@
+"""The first cell opens fast (issue 27): what an import loads, not how long it takes.
+
+Each check runs in a fresh interpreter, because modules this test process already imported would
+hide what an import pulls in. The time itself is printed by ``tools/import_time.py`` (a timing in a
+test would fail on a busy machine, not on a regression); these tests pin the causes: notebook 01's
+first cell loads neither pandas, nor ipywidgets, nor matplotlib, nor the memory or the loop, and the
+widgets package loads each view's dependencies only when the view is used. Then notebook 05's speed
+lesson, reshaped to hold its vectors once (``tools/notebook_times.py`` prints its peak memory): the
+same vectors however they are chunked, and the exact top k it grades against.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+from ralph_mini import vector_speed
+from ralph_mini.vector_speed import clustered_unit_vectors, exact_top_k
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = (
+    "pandas",
+    "matplotlib",
+    "ipywidgets",
+    "tqdm.notebook",
+    "faiss",
+    "ralph_mini.memory",
+    "ralph_mini.loop",
+)
+
+
+def loaded_after(code: str) -> list[str]:
+    """The HEAVY modules loaded after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT / "notebooks"
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_widgets_loads_no_memory_loop_or_view_library():
+    assert loaded_after("import ralph_mini.widgets") == []
+
+
+def test_the_names_notebook_01_imports_load_nothing_heavy():
+    """``progress`` and ``show_trace`` are imported by the first cell; their libraries load when used."""
+    assert loaded_after("from ralph_mini.widgets import progress, show_trace, trace_text") == []
+
+
+def test_notebook_01s_first_cell_loads_nothing_heavy():
+    notebook = nbformat.read(ROOT / "notebooks" / "01_bare_react.ipynb", as_version=4)
+    first = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    assert loaded_after(first) == []
+
+
+def test_the_learning_curve_does_not_load_the_memory():
+    """``bench`` draws its curve from the command line: matplotlib, not the memory."""
+    assert loaded_after("from ralph_mini.widgets.plots import plot_learning_curve") == ["matplotlib"]
+
+
+def test_a_view_loads_its_library_when_used():
+    """The other side of laziness: the stepper still gets ipywidgets, the decay plot the memory."""
+    stepper = (
+        "from ralph_mini.widgets import TraceStepper\n"
+        "from ralph_mini.worlds import orders\n"
+        "from ralph_mini import model_from_env, run_react\n"
+        "suite = orders.make_suite(n=1, seed=7)\n"
+        "trace = run_react(suite.tasks[0], model_from_env(habits=orders.HABITS), suite.world.tools())\n"
+        "TraceStepper(trace)"
+    )
+    assert "ipywidgets" in loaded_after(stepper)
+    assert "ralph_mini.memory" in loaded_after("from ralph_mini.widgets import plot_decay; plot_decay()")
+
+
+def test_a_terminal_progress_bar_loads_no_notebook_widget():
+    assert loaded_after("from ralph_mini.widgets import progress; list(progress(range(3)))") == []
+
+
+# --- notebook 05's speed lesson, held once in memory: the same vectors and answers as before ---------
+
+
+def test_the_vectors_do_not_depend_on_the_chunk_size(monkeypatch):
+    """Drawn in chunks (to hold one copy at a time), they are the draws of one call, the reference."""
+    reference_rng = np.random.default_rng(5)
+    centres = reference_rng.standard_normal((1000, 8), dtype=np.float32)
+    reference = centres[reference_rng.integers(0, 1000, 2500)]
+    reference += reference_rng.standard_normal((2500, 8), dtype=np.float32)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    monkeypatch.setattr(vector_speed, "CHUNK", 700)  # chunks of 700, 700, 700 and 400
+    rng = np.random.default_rng(5)
+    assert np.array_equal(vector_speed.clustered_unit_vectors(2500, 8, rng), reference)
+    assert rng.integers(0, 10**9) == reference_rng.integers(0, 10**9)  # and the generator is where it was
+
+
+def test_the_grading_finds_the_exact_top_k_best_first():
+    rng = np.random.default_rng(1)
+    matrix, probes = clustered_unit_vectors(3000, 16, rng), clustered_unit_vectors(45, 16, rng)
+    expected = np.argsort(-(probes @ matrix.T), axis=1)[:, :3]
+    assert np.array_equal(exact_top_k(matrix, probes, 3, block=20), expected)

@@ -1,0 +1,138 @@
+"""Where the notebooks spend their time: seconds per cell, per notebook and in all, and the kernel's peak
+memory (issue 27: the lessons and exercises within 45 s of cells on 2 cores, notebook 05 under 1 GB).
+
+Each notebook runs as ``tools/lesson_sizes.py`` runs it (``nbrun.run_copy``: a throw-away copy of its
+folder, the offline model), but in a fresh Python process of its own, for two reasons: the kernel's
+peak resident memory is then that process's ``RUSAGE_CHILDREN`` maximum (the kernel is its only child),
+and one notebook's imports never warm the next one's. Cell seconds come from the timestamps nbclient
+records in each cell's metadata (``iopub.execute_input`` to ``shell.execute_reply``), so kernel start and
+shutdown are left out; ``run s`` is the whole execution, kernel start included.
+
+A cell over ``SLOW_CELL_S`` seconds must show a progress bar: its saved output then holds tqdm's bar
+(``|██████████|``); the table marks a slow cell without one ``NO BAR``.
+
+    python tools/notebook_times.py                    # every lesson and exercise; the 10 slowest cells
+    python tools/notebook_times.py --only 05 09       # notebooks whose name starts with 05 or 09
+    python tools/notebook_times.py --slowest 20 --json times.json
+    PYTHONPATH=/tmp/before27 python /tmp/before27/../notebook_times.py --root /tmp/before27  # another tree
+
+Timings are wall clock on a shared machine: run it twice and read the medians, not one figure.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+SLOW_CELL_S = 10.0  # a cell slower than this must show a progress bar (issue 27)
+BAR = "|██████████|"  # a finished tqdm bar, as the saved output of ralph_mini.widgets.progress reads
+
+
+def cell_seconds(cell: dict) -> float:
+    """One executed cell's seconds, from the timestamps nbclient saves in its metadata."""
+    stamps = cell.get("metadata", {}).get("execution", {})
+    start = stamps.get("iopub.execute_input") or stamps.get("iopub.status.busy")
+    end = stamps.get("shell.execute_reply") or stamps.get("iopub.status.idle")
+    if not (start and end):
+        return 0.0
+    elapsed = datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))
+    return elapsed.total_seconds()
+
+
+def has_bar(cell: dict) -> bool:
+    """Whether a cell's saved output shows a finished progress bar."""
+    return BAR in json.dumps(cell.get("outputs", []), ensure_ascii=False)
+
+
+def run_one(path: Path, root: Path) -> dict:
+    """Execute one notebook in this process and describe it: cells, run seconds, the kernel's peak RSS."""
+    sys.path.insert(0, str(root / "tools"))
+    from nbrun import run_copy  # the tree's own runner, so a copy of another tree measures itself
+
+    seconds, notebook = run_copy(path, env={"RALPH_MODEL": "offline"})
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    cells = [
+        {
+            "index": i,
+            "seconds": cell_seconds(c),
+            "bar": has_bar(c),
+            "first_line": c.source.splitlines()[0][:60],
+        }
+        for i, c in enumerate(code, start=1)
+        if c.source.strip()
+    ]
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # Linux: kilobytes
+    return {"name": path.name, "run_s": seconds, "cells": cells, "peak_mb": peak_kb / 1024}
+
+
+def measure(path: Path, root: Path) -> dict:
+    """Run one notebook in a fresh Python process (see the module docstring) and read its description."""
+    command = [sys.executable, __file__, "--one", str(path), "--root", str(root)]
+    done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-3:]
+        return {"name": path.name, "error": " / ".join(tail)}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def notebooks(root: Path, only: list[str]) -> list[Path]:
+    """The lessons, the five core exercises and the build-your-own track, in workshop order."""
+    found = (
+        sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        + sorted((root / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
+        + sorted((root / "exercises" / "build_your_own").glob("ex[0-9][0-9]_*.ipynb"))
+    )
+    return [p for p in found if not only or p.name.startswith(tuple(only))]
+
+
+def report(results: list[dict], slowest: int) -> str:
+    """The per-notebook table, the total of cell seconds, and the slowest cells."""
+    lines = [f"{'notebook':<34} {'cells':>5} {'cell s':>7} {'run s':>6} {'peak MB':>8}"]
+    total, every = 0.0, []
+    for result in results:
+        if "error" in result:
+            lines.append(f"{result['name']:<34} did not run: {result['error']}")
+            continue
+        cell_s = sum(c["seconds"] for c in result["cells"])
+        total += cell_s
+        every += [(c["seconds"], result["name"], c) for c in result["cells"]]
+        lines.append(
+            f"{result['name']:<34} {len(result['cells']):>5} {cell_s:>7.1f} {result['run_s']:>6.1f} "
+            f"{result['peak_mb']:>8.0f}"
+        )
+    lines.append(f"{'total':<34} {'':>5} {total:>7.1f}")
+    lines.append(f"\nthe {slowest} slowest cells (code cell number; over {SLOW_CELL_S:g} s needs a bar):")
+    for seconds, name, cell in sorted(every, key=lambda row: -row[0])[:slowest]:
+        flag = "" if seconds <= SLOW_CELL_S else (" bar" if cell["bar"] else " NO BAR")
+        lines.append(f"{seconds:6.1f} s  {name} cell {cell['index']}: {cell['first_line']}{flag}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent, help="the tree")
+    parser.add_argument("--only", nargs="*", default=[], help="name prefixes, e.g. 05 ex01")
+    parser.add_argument("--slowest", type=int, default=10, help="how many of the slowest cells to list")
+    parser.add_argument("--json", type=Path, help="also write every measurement to this file")
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # internal: run one notebook here
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if args.one:
+        print(json.dumps(run_one(args.one, root)))
+        return 0
+    results = []
+    for path in notebooks(root, args.only):
+        results.append(measure(path, root))
+        print(f"ran {path.name}", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print(report(results, args.slowest))
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
