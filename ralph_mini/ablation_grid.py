@@ -16,10 +16,9 @@ changing scenarios (their windows are what ``bench --scenario`` reads).
 """
 
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from ralph_mini.measure import RunRecord
-from ralph_mini.scenario_bench import ARMS, BARE, FULL, Arm, run_arm
+from ralph_mini.scenario_bench import ARMS, BARE, FULL, Arm, in_workers, run_arm
 
 TOLERANCE = 1.03  # within 3% of the cheapest arm's calls
 MECHANISMS = tuple(arm for arm in ARMS if arm is not BARE and arm.name not in ("long-context", "placebo"))
@@ -34,10 +33,7 @@ def run_grid(suite_seeds: Sequence[int], model_seeds: Sequence[int], arms: Seque
              jobs: int = 2) -> dict[tuple, list[RunRecord]]:  # fmt: skip
     """{(suite seed, model seed, arm name): the 50 records} for every pair and arm."""
     work = [(s, m, arm) for s in suite_seeds for m in model_seeds for arm in arms]
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            return dict(pool.map(_run, work, chunksize=4))
-    return dict(map(_run, work))
+    return dict(in_workers(_run, work, jobs, chunksize=4))
 
 
 def cells(runs: dict[tuple, list[RunRecord]], first: int = 21) -> list[dict]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ralph_mini.log import step_tags
 from ralph_mini.react import Trace
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Words
 
@@ -82,6 +83,15 @@ def adherence(trace: Trace, lessons: Iterable[str], words: Words, lookups: Seque
             )
         )
     return found
+
+
+def adherence_of_runs(
+    runs: Iterable[tuple[Trace, Sequence[str]]], words: Words, tools: Sequence[Tool]
+) -> list[list[Adherence]]:
+    """``adherence`` of every (trace, lessons it carried) pair, the look-ups read off the world's tools:
+    what ``follow_rates`` and ``follow_rate`` sum (a loop's results: ``(r.trace, r.injected)``)."""
+    lookups = lookup_tools(tools)
+    return [adherence(trace, lessons, words, lookups) for trace, lessons in runs]
 
 
 def follow_rates(runs: Iterable[list[Adherence]]) -> list[dict]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from importlib import import_module
 
-from ralph_mini.adherence import adherence, follow_rates
+from ralph_mini.adherence import adherence_of_runs, follow_rates
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
@@ -191,8 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def follow_table(results: Sequence[TaskResult], tools: Sequence[Tool], words: Words) -> list[dict]:
     """The follow rate of the loop's lessons per rule form: the offline model obeys what it reads (100%
     unless two lessons disagree); a real model's rate is a measurement."""
-    lookups = [t.name for t in tools if not t.writes]
-    return follow_rates(adherence(r.trace, r.injected, words, lookups) for r in results)
+    return follow_rates(adherence_of_runs(((r.trace, r.injected) for r in results), words, tools))
 
 
 def parse_grid(text: str, parser) -> tuple[range, range]:

@@ -14,9 +14,7 @@ the call the run needs until the rule is invalidated; the recovery columns show 
 Left out on purpose: the clinic world and model seeds beyond 0 (``bench --scenario`` has pass^k).
 """
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 from ralph_mini.hardening import REFUSED
@@ -26,10 +24,10 @@ from ralph_mini.scenario_bench import (
     FULL,
     Arm,
     ArmRun,
-    run_arm,
+    in_workers,
     run_follow_rate,
+    run_job,
     settled_after,
-    worker_threads,
 )
 from ralph_mini.worlds.shop.scenarios import SCENARIOS
 
@@ -78,16 +76,8 @@ def run_modes(scenarios: Sequence[str] = tuple(SCENARIOS), seed: int = 7, jobs: 
     """Every mode on every scenario (model seed 0), in ``jobs`` worker processes that share the cores;
     ``progress`` wraps the runs as they finish (a bar). Returns {(scenario, agent): ArmRun}."""
     grid = [(name, arm, 0, seed) for name in scenarios for arm in mode_arms()]
-    share = max(1, (os.cpu_count() or 1) // jobs)
-    with ProcessPoolExecutor(jobs, initializer=worker_threads, initargs=(share,)) as pool:
-        done = pool.map(run_job, grid)
-        done = list(progress(done, "arm runs", total=len(grid)) if progress else done)
+    done = in_workers(run_job, grid, jobs, progress)
     return {(name, arm.name): run for (name, arm, _, _), run in zip(grid, done, strict=True)}
-
-
-def run_job(job: tuple) -> ArmRun:
-    """One (scenario, arm, model seed, suite seed) run, in a worker process."""
-    return run_arm(*job)
 
 
 def cost_table(runs: dict[tuple[str, str], ArmRun] | None = None) -> list[dict]:

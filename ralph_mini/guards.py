@@ -28,10 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ralph_mini.hardening import REFUSED
-from ralph_mini.log import step_tags
+from ralph_mini.log import run_tags
 from ralph_mini.react import ANSWER, Step
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
-from ralph_mini.tools import Tool
+from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Words
 
@@ -59,13 +59,15 @@ class Guard:
                 rules.append(parse_rule(lesson))
             except RuleSyntaxError:
                 continue
-        lookups = tuple(t.name for t in tools if not t.writes)
-        return cls(tuple(rules), words, now, lookups, tuple(t.name for t in tools))
+        return cls(tuple(rules), words, now, lookup_tools(tools), tuple(t.name for t in tools))
 
     def held(self, rule: Rule, steps: Sequence[Step]) -> bool:
         """Has the rule's whole trigger held in the steps so far?"""
-        tags = {"any"}.union(*(step_tags(s, self.words, self.now) for s in steps if s.status != REFUSED))
-        return trigger_held(rule, tags)
+        return trigger_held(rule, run_tags([s for s in steps if s.status != REFUSED], self.words, self.now))
+
+    def looked(self, steps: Sequence[Step]) -> bool:
+        """Has a look-up answered (ok or not_found) in the steps so far?"""
+        return any(s.tool in self.lookups and s.status in ("ok", "not_found") for s in steps)
 
     def start(self, offered: Sequence[str]) -> tuple[Rule, str] | None:
         """The first 'start with' lesson for every task whose tool is offered, and its tool."""
@@ -82,7 +84,6 @@ class Guard:
 
     def check_call(self, tool: str, steps: Sequence[Step]) -> str | None:
         """A refusal for a call to ``tool`` after ``steps``, quoting the lesson that forbids it, or None."""
-        looked = any(s.tool in self.lookups and s.status in ("ok", "not_found") for s in steps)
         start = self.start(self.offered)
         if start and tool != start[1] and all(s.status == "bad_reply" for s in steps):
             return f"refused: the lesson '{start[0]}' says start with {start[1]}"  # once, as answers are
@@ -92,7 +93,7 @@ class Guard:
         for rule in held:
             if any(a.verb == "skip" and a.tool == tool for a in rule.actions):
                 return f"refused: the lesson '{rule}' says skip {tool}; use what you have or another tool"
-            if looked and tool in self.lookups and any(a.verb == "answer" for a in rule.actions):
+            if tool in self.lookups and any(a.verb == "answer" for a in rule.actions) and self.looked(steps):
                 return f"refused: the lesson '{rule}' says answer now; give the final answer"
         return None
 
@@ -100,9 +101,8 @@ class Guard:
         """A refusal for an answer after ``steps``, or None: an answer with no look-up, or before the
         tool a held 'call T' lesson names. Each is refused once: a model that insists answers."""
         refused = [s.observation for s in steps if s.status == REFUSED and s.tool == ANSWER]
-        looked = any(s.tool in self.lookups and s.status in ("ok", "not_found") for s in steps)
         blind = BLIND.format(noun=self.words.noun)
-        if not looked and self.lookups and blind not in refused:
+        if not self.looked(steps) and self.lookups and blind not in refused:
             return blind
         called = {s.tool for s in steps if s.status in ("ok", "not_found")}
         for rule in self.rules:

@@ -30,7 +30,7 @@ from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
 from ralph_mini.review import Review, quick_review
 from ralph_mini.rules import RuleSyntaxError, parse_rule
-from ralph_mini.tools import Tool
+from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Task, Words
 
@@ -49,7 +49,7 @@ def rule_vocabulary(tools: Sequence[Tool]) -> tuple[tuple[str, ...], tuple[str, 
     """(tools, statuses) a learned rule may name: the read-only tools given, and the statuses those tools
     declare they may return (``@tool(statuses=...)``), both as the world defines them."""
     statuses = dict.fromkeys(status for t in tools for status in t.statuses)
-    return tuple(t.name for t in tools if not t.writes), tuple(statuses)
+    return lookup_tools(tools), tuple(statuses)
 
 
 def complete_tools(tools: Sequence[Tool]) -> tuple[str, ...]:

@@ -8,14 +8,10 @@ learned on *other* task types, shuffled (does the agent use its lessons at all?)
 Per window (before and after each change) and task type: correct, calls/task against the oracle's,
 wrong calls, tokens/task (retries and reflections included), virtual s/task, and *settled after*: how
 many of the window's tasks came before the first one from which every task is correct within 1.2x the
-oracle's calls ("never" if the window's last task is not).
-
-The rephrased scenario asks the same 15 requests in three wordings, so ``paired_rows`` compares them
-directly: per wording, correct, verdicts equal to the trained copy's, calls/task and their ratio to the
-trained phrasings' (the target: held-out wordings within 5%, same correctness).
-
-pass^k (tau-bench): each task run with k model seeds; per task C(c, k) / C(n, k) for c correct of n = k
-runs, averaged over tasks: the chance that all k succeed.
+oracle's calls ("never" if the window's last task is not). The rephrased scenario asks the same 15
+requests in three wordings: ``paired_rows`` compares them (target: held-out within 5%, same correctness).
+pass^k (tau-bench): per task C(c, k) / C(n, k) for c correct of n = k model seeds, averaged over tasks:
+the chance that all k succeed.
 
 Left out on purpose: confidence intervals (runs are deterministic per seed; pass^k is the spread).
 """
@@ -24,10 +20,11 @@ import os
 import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from math import comb
 
-from ralph_mini.adherence import adherence, follow_rate
+from ralph_mini.adherence import adherence_of_runs, follow_rate
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, run_task
 from ralph_mini.measure import RunRecord, format_table, record, summarize
@@ -210,12 +207,12 @@ def arm_row(run: ArmRun) -> dict:
 
 
 def run_follow_rate(run: ArmRun) -> str:
-    """The share of held lessons the final runs followed (``adherence.py``); '-' for bare ReAct, which
-    carries none. The offline model obeys what it reads: 100% by construction, unless the lessons bind
-    only as guards it never reads, or a lesson asks for what its habits cannot do."""
-    words = run.scenario.world.words
-    lookups = [t.name for t in run.scenario.world.tools() if not t.writes]
-    return follow_rate(adherence(r.trace, r.injected, words, lookups) for r in run.results)
+    """The share of held lessons the final runs followed (``adherence.py``; '-': bare ReAct carries none).
+    The offline model obeys what it reads, unless it never reads them (guards) or two disagree."""
+    world = run.scenario.world
+    return follow_rate(
+        adherence_of_runs(((r.trace, r.injected) for r in run.results), world.words, world.tools())
+    )
 
 
 def pass_k(runs: Sequence[ArmRun], k: int) -> float:
@@ -225,8 +222,19 @@ def pass_k(runs: Sequence[ArmRun], k: int) -> float:
     return round(sum(comb(c, k) / comb(n, k) for c in per_task) / len(per_task), 3)
 
 
-def _job(args: tuple) -> ArmRun:
-    return run_arm(*args)
+def run_job(args: tuple) -> ArmRun:
+    return run_arm(*args)  # (scenario, arm, model seed[, suite seed]), picklable for a worker process
+
+
+def in_workers(func: Callable, items: Sequence, workers: int = 1, progress: Callable | None = None,
+               chunksize: int = 1) -> list:  # fmt: skip
+    """``func`` of each item, in order: here, or in ``workers`` processes sharing the cores
+    (``worker_threads``); ``progress`` wraps the results as they finish (a bar)."""
+    share = (max(1, (os.cpu_count() or 1) // workers),)  # faiss threads per worker
+    pool = ProcessPoolExecutor(workers, initializer=worker_threads, initargs=share) if workers > 1 else None
+    with pool or nullcontext():
+        done = pool.map(func, items, chunksize=chunksize) if pool else map(func, items)
+        return list(progress(done, "arm runs", total=len(items)) if progress else done)
 
 
 def worker_threads(threads: int) -> None:
@@ -237,21 +245,13 @@ def worker_threads(threads: int) -> None:
     faiss.omp_set_num_threads(threads)
 
 
-def run_grid(
-    scenarios: Sequence[str], arms: Sequence[Arm] = ARMS, k: int = 4, jobs: int = 1
-) -> tuple[dict, dict]:
-    """Every arm on every scenario (model seed 0), plus seeds 1..k-1 for bare ReAct and the full loop.
-
-    Returns ({(scenario, arm name): ArmRun}, {(scenario, arm name): [ArmRun per seed]}).
-    """
+def run_grid(scenarios: Sequence[str], arms: Sequence[Arm] = ARMS, k: int = 4, jobs: int = 1,
+             progress: Callable | None = None) -> tuple[dict, dict]:  # fmt: skip
+    """Every arm on every scenario (model seed 0), plus seeds 1..k-1 for bare ReAct and the full loop, in
+    ``jobs`` processes. Returns ({(scenario, arm): ArmRun}, {(scenario, arm): [ArmRun per seed]})."""
     grid = [(s, arm, 0) for s in scenarios for arm in arms]
     extra = [(s, arm, seed) for s in scenarios for arm in (BARE, FULL) for seed in range(1, k)]
-    if jobs > 1:
-        share = max(1, (os.cpu_count() or 1) // jobs)
-        with ProcessPoolExecutor(jobs, initializer=worker_threads, initargs=(share,)) as pool:
-            done = list(pool.map(_job, grid + extra, chunksize=1))
-    else:
-        done = [_job(job) for job in grid + extra]
+    done = in_workers(run_job, grid + extra, jobs, progress)
     runs = {(s, arm.name): run for (s, arm, _), run in zip(grid, done, strict=False)}
     seeds: dict = {}
     for (s, arm, _), run in zip(grid + extra, done, strict=True):

@@ -22,7 +22,7 @@ list is just a Python list you pass to the agent.
 import inspect
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
@@ -161,6 +161,11 @@ def describe(func: Callable) -> tuple[str, dict]:
     description, schema = found
     properties = {name: dict(spec) for name, spec in schema["properties"].items()}
     return description, schema | {"properties": properties, "required": list(schema["required"])}
+
+
+def lookup_tools(tools: Iterable[Tool]) -> tuple[str, ...]:
+    """The names of the tools that only read (not ``writes``): the look-ups a lesson or a guard means."""
+    return tuple(t.name for t in tools if not t.writes)
 
 
 def schema_for(func: Callable, arg_docs: dict[str, str]) -> dict:

@@ -22,7 +22,7 @@ import openai
 import pandas as pd
 
 from ralph_mini import FakeClock, Memory, OfflineModel, OpenAIModel, grade, model_from_env, run_loop
-from ralph_mini.adherence import adherence, follow_rate, follow_rates, outcome_by_following
+from ralph_mini.adherence import adherence_of_runs, follow_rate, follow_rates, outcome_by_following
 from ralph_mini.backends import BACKENDS, check_backend, describe_backend
 from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.cassette import read_cassette
@@ -395,12 +395,10 @@ runs_table([r.trace for r in ralph_both])
 # T*: the first call is T; *call T*: T called; *answer*: no further look-up). The offline model obeys
 # the lessons in its prompt by construction; Gemma's rate is a measurement:
 
+
 # %%
-lookups = [t.name for t in tools if not t.writes]
-
-
 def followed(results):
-    return [adherence(r.trace, r.injected, words, lookups) for r in results]
+    return adherence_of_runs(((r.trace, r.injected) for r in results), words, tools)
 
 
 modes = {

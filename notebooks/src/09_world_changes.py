@@ -15,7 +15,6 @@
 
 # %%
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 
@@ -31,6 +30,7 @@ from ralph_mini.scenario_bench import (
     paired_rows,
     pass_k_rows,
     run_arm,
+    run_grid,
     window_rows,
 )
 from ralph_mini.votes import trigger_held
@@ -106,20 +106,10 @@ pd.DataFrame([{"task": c.at, "change": c.name, "state": c.fields} for c in DRIFT
 #   *other* request types, shuffled (both bypass the per-type planner they test).
 #
 # Every arm runs every scenario with model seed 0; bare ReAct and the full loop also run with seeds 1-3
-# (for pass^k, below): 112 runs, in two worker processes, 15-25 s on two cores. `run_grid` does the same
-# in one call without a progress bar; here each run is one `run_arm`.
+# (for pass^k, below): 112 runs, in two worker processes, with a progress bar.
 
 # %%
-jobs = [(name, arm, 0) for name in SCENARIOS for arm in ARMS]
-jobs += [(name, arm, seed) for name in SCENARIOS for arm in (BARE, FULL) for seed in (1, 2, 3)]
-names, arms, model_seeds = zip(*jobs, strict=True)
-with ProcessPoolExecutor(2) as pool:  # two worker processes; each job is one run_arm
-    done = list(progress(pool.map(run_arm, names, arms, model_seeds), "arm runs", total=len(jobs)))
-runs = {(name, arm.name): run for (name, arm, seed), run in zip(jobs, done, strict=True) if seed == 0}
-seeds = {}  # (scenario, agent) -> its runs with model seeds 0-3, for pass^k
-for (name, arm, _), run in zip(jobs, done, strict=True):
-    if arm in (BARE, FULL):
-        seeds.setdefault((name, arm.name), []).append(run)
+runs, seeds = run_grid(SCENARIOS, ARMS, k=4, jobs=2, progress=progress)  # seeds: model seeds 0-3, for pass^k
 table = pd.DataFrame([arm_row(runs[(name, arm.name)]) for name in SCENARIOS for arm in ARMS])
 print(len(table), "rows: one per scenario and arm")
 

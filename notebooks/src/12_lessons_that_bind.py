@@ -26,7 +26,7 @@
 import pandas as pd
 
 from ralph_mini import OfflineModel, grade, run_react
-from ralph_mini.adherence import adherence, follow_rates
+from ralph_mini.adherence import adherence_of_runs, follow_rates
 from ralph_mini.guards import Guard, binding
 from ralph_mini.log import step_tags
 from ralph_mini.prompt_lessons import LessonBudget
@@ -157,13 +157,12 @@ print(
 # *call T*: T called; *answer*: no further look-up). Over the suite, with the four lessons, per mode:
 
 # %%
-lookups = [t.name for t in tools if not t.writes]
 budget = LessonBudget(max_lessons=4)  # all four lessons in every run (the default carries three)
 rows = []
 for enforce in ("prompt", "guard", "both"):
     runs = [run_react(t, model, tools, lessons=lessons06, budget=budget, **binding(enforce, words, t.now, tools))
             for t in suite.tasks]  # fmt: skip
-    [followed] = follow_rates(adherence(r, lessons06, words, lookups) for r in runs)[-1:]
+    [followed] = follow_rates(adherence_of_runs(((r, lessons06) for r in runs), words, tools))[-1:]
     rows.append({
         "mode": enforce,
         "correct": f"{sum(grade(r.task, r.answer).correct for r in runs)}/{len(runs)}",

@@ -29,7 +29,7 @@ from ralph_mini.model import ToolCall
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import Step, run_react
 from ralph_mini.rules import Rule, parse_rule
-from ralph_mini.tools import Tool
+from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Task, Words
 from ralph_mini.worlds import orders
@@ -78,7 +78,7 @@ def _suite():
 @cache
 def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:  # the look-ups (they write nothing), every tool
     tools = _suite().world.tools()
-    return tuple(t.name for t in tools if not t.writes), tuple(t.name for t in tools)
+    return lookup_tools(tools), tuple(t.name for t in tools)
 
 
 def _seen(steps: Sequence[Step], now: str | None) -> set[str]:
