@@ -61,9 +61,10 @@ class Guard:
                 continue
         return cls(tuple(rules), words, now, lookup_tools(tools), tuple(t.name for t in tools))
 
-    def held(self, rule: Rule, steps: Sequence[Step]) -> bool:
-        """Has the rule's whole trigger held in the steps so far?"""
-        return trigger_held(rule, run_tags([s for s in steps if s.status != REFUSED], self.words, self.now))
+    def held(self, steps: Sequence[Step]) -> list[Rule]:
+        """The rules whose whole trigger held in the steps so far (a refused step showed nothing)."""
+        revealed = run_tags([s for s in steps if s.status != REFUSED], self.words, self.now)
+        return [rule for rule in self.rules if trigger_held(rule, revealed)]
 
     def looked(self, steps: Sequence[Step]) -> bool:
         """Has a look-up answered (ok or not_found) in the steps so far?"""
@@ -87,7 +88,7 @@ class Guard:
         start = self.start(self.offered)
         if start and tool != start[1] and all(s.status == "bad_reply" for s in steps):
             return f"refused: the lesson '{start[0]}' says start with {start[1]}"  # once, as answers are
-        held = [rule for rule in self.rules if self.held(rule, steps)]
+        held = self.held(steps)
         if any(a.verb == "call" and a.tool == tool for rule in held for a in rule.actions):
             return None  # two held lessons disagree: never refuse the call one of them asks for (no deadlock)
         for rule in held:
@@ -105,10 +106,10 @@ class Guard:
         if not self.looked(steps) and self.lookups and blind not in refused:
             return blind
         called = {s.tool for s in steps if s.status in ("ok", "not_found")}
-        for rule in self.rules:
+        for rule in self.held(steps):
             missing = [a.tool for a in rule.actions if a.verb == "call" and a.tool not in called]
             message = f"refused: the lesson '{rule}' says call {missing[0]} first" if missing else ""
-            if missing and self.held(rule, steps) and message not in refused:
+            if missing and message not in refused:
                 return message
         return None
 

@@ -157,14 +157,15 @@ def run_task(
     )
     reserve = RESERVE if config.second_retrieval else 0
     planned = planner.fit(task, memory, ranked, config.budget, offered, reserve, config.per_task_type)
-    trace, added = execute(task, model, tools, planned, memory, config, words)
+    bound = binding(config.enforce, words, task.now, tools)  # how lessons reach every run of the task
+    trace, added = execute(task, model, tools, planned, memory, config, words, bound)
     injected = planned + added
     review = planner.review(task, trace, tools, words)
     lessons = [e.rule for e in injected]
     retried = fast_loop(task, trace, review, model, reflector or model, tools, words, lessons,
                         rounds=config.max_reflection_rounds, pitfall_depth=config.max_pitfall_depth,
                         max_steps=config.max_steps, max_words=config.max_words, budget=config.budget,
-                        binding=binding(config.enforce, words, task.now, tools))  # fmt: skip
+                        binding=bound)  # fmt: skip
     result = TaskResult(task, retried.trace, lessons, retried.review, discarded=retried.discarded,
                         reflections=retried.reflections, memory_notes=outdated)  # fmt: skip
     memory.record_hits(injected)
@@ -202,10 +203,11 @@ def past_tasks(history: Sequence[TaskResult]) -> PastTasks:
 
 
 def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[Experience], memory: Memory,
-            config: LoopConfig, words: Words) -> tuple[Trace, list[Experience]]:  # fmt: skip
+            config: LoopConfig, words: Words, bound: dict) -> tuple[Trace, list[Experience]]:  # fmt: skip
     """The ReAct executor with the planned lessons, plus at most one second retrieval mid-run: after a
     tool call, lessons whose trigger matches what it revealed (a cache hit, a pending record...).
-    Returns the trace and the experiences behind the lessons added mid-run."""
+    ``bound``: ``guards.binding``'s arguments. Returns the trace and the experiences behind the lessons
+    added mid-run."""
     exclude, offered = [e.id for e in planned], [t.name for t in tools]
     found_mid_run: dict[str, Experience] = {}
 
@@ -220,7 +222,7 @@ def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[E
     trace = run_react(task, model, tools, lessons=[e.rule for e in planned], max_steps=config.max_steps,
                       max_pitfall_depth=config.max_pitfall_depth, budget=config.budget,
                       more_lessons=more_lessons if config.second_retrieval else None,
-                      **binding(config.enforce, words, task.now, tools))  # fmt: skip
+                      **bound)  # fmt: skip
     return trace, [found_mid_run[rule] for rule in trace.added_lessons]
 
 
