@@ -18,6 +18,14 @@ own output: no solutions folder and no ``### BEGIN SOLUTION`` line (but in this 
 Executing gives the committed student notebooks their outputs ("Not attempted yet" under each check),
 which ``pytest --nbval`` then compares in strict mode.
 
+Two editions from one source. Each markdown cell of an instructor notebook holds the English text, a
+line ``<!-- zh -->``, then the Chinese text (as the lessons' sources do, see tools/nbbuild.py). The
+English student notebooks get the first part, the Chinese ones (``exercises/zh/ex0N_*.ipynb`` and
+``exercises/zh/build_your_own/``) the second; code cells are the same in both. A Chinese notebook is
+executed in ``exercises/zh/...`` with ``RALPH_LANG=zh``, so ``check()`` and the cells' ``lang.tr`` print
+Chinese. A markdown cell without exactly one ``<!-- zh -->`` line, or with an empty part, stops the
+script before anything is written, naming the notebook and the cell.
+
 Markers, nbgrader style, in code cells::
 
     def should_stop(statuses: list[str], max_pitfall_depth: int) -> str | None:
@@ -43,6 +51,7 @@ Left out on purpose: nbgrader's grading, cell locking and hidden tests; ``ralph_
 
 import argparse
 import copy
+import os
 import shutil
 import subprocess
 import sys
@@ -55,6 +64,9 @@ from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from nbbuild import LANGUAGES, EditionError, split_languages  # noqa: E402  (one splitter for every edition)
+
 SOLUTION_DIRS = (HERE / "solutions", HERE / "build_your_own" / "solutions")  # the core five, the build track
 # not in the students' handout (see --handout)
 LEFT_OUT = ("exercises/solutions/", "exercises/build_your_own/solutions/", "tests/", ".ci/")
@@ -101,10 +113,16 @@ def uncomment(line: str, indent: str, number: int) -> str:
     return indent + body if body else ""
 
 
-def student_notebook(instructor: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy with every solution stripped and every output cleared; cell ids are kept (clean diffs)."""
+def student_notebook(
+    instructor: nbformat.NotebookNode, language: str = "en", name: str = "the notebook"
+) -> nbformat.NotebookNode:
+    """A copy in one language with every solution stripped and every output cleared; cell ids are kept
+    (clean diffs). A markdown cell without both languages raises EditionError naming ``name`` and it."""
     notebook = copy.deepcopy(instructor)
-    for cell in notebook.cells:
+    for number, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown":
+            cell.source = split_languages(cell.source, f"{name}, cell {number} ({cell.get('id')})")[language]
+            continue
         if cell.cell_type != "code":
             continue
         cell.source = strip_solutions(cell.source)
@@ -114,13 +132,23 @@ def student_notebook(instructor: nbformat.NotebookNode) -> nbformat.NotebookNode
     return notebook
 
 
-def execute(notebook: nbformat.NotebookNode, workdir: Path, timeout: int = 120) -> None:
+def execute(notebook: nbformat.NotebookNode, workdir: Path, language: str = "en", timeout: int = 120) -> None:
     """Run every cell in a fresh kernel, in ``workdir``, so the saved outputs are real.
 
-    No timing metadata: a re-run changes only what the code prints, which keeps diffs readable.
+    The kernel gets ``RALPH_LANG=language`` (as a student's learns it from ``exercises/zh/.ralph_lang``),
+    so a shell that set another language cannot change an edition. No timing metadata: a re-run changes
+    only what the code prints, which keeps diffs readable.
     """
     resources = {"metadata": {"path": str(workdir)}}
-    NotebookClient(notebook, timeout=timeout, record_timing=False, resources=resources).execute()
+    saved = os.environ.get("RALPH_LANG")
+    os.environ["RALPH_LANG"] = language  # the kernel inherits this process's environment
+    try:
+        NotebookClient(notebook, timeout=timeout, record_timing=False, resources=resources).execute()
+    finally:
+        if saved is None:
+            os.environ.pop("RALPH_LANG", None)
+        else:
+            os.environ["RALPH_LANG"] = saved
 
 
 def instructor_notebooks(solutions: Path | None = None) -> list[Path]:
@@ -129,12 +157,20 @@ def instructor_notebooks(solutions: Path | None = None) -> list[Path]:
     return [path for folder in folders for path in sorted(folder.glob("ex*.ipynb"))]
 
 
-def student_path(instructor: Path, out: Path = HERE) -> Path:
+def student_path(instructor: Path, out: Path = HERE, language: str = "en") -> Path:
     """Where the student version of an instructor notebook goes: the folder above its solutions folder,
-    under ``out``. solutions/ex01_tool.ipynb -> ex01_tool.ipynb; build_your_own/solutions/ex06_... ->
-    build_your_own/ex06_..."""
+    under ``out`` (the Chinese edition under ``out/zh``). solutions/ex01_tool.ipynb -> ex01_tool.ipynb or
+    zh/ex01_tool.ipynb; build_your_own/solutions/ex06_... -> build_your_own/ex06_... or
+    zh/build_your_own/ex06_..."""
     folder = instructor.resolve().parent.parent
-    return out / folder.relative_to(HERE) / instructor.name
+    edition = out if language == "en" else out / language
+    return edition / folder.relative_to(HERE) / instructor.name
+
+
+def student_editions(path: Path, instructor: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
+    """Both editions of one instructor notebook, {language: student notebook}."""
+    name = str(path.resolve().relative_to(ROOT)) if path.resolve().is_relative_to(ROOT) else str(path)
+    return {language: student_notebook(instructor, language, name) for language in LANGUAGES}
 
 
 def handout_files(root: Path = ROOT) -> list[str]:
@@ -199,19 +235,23 @@ def main(argv: list[str] | None = None) -> int:
         count = write_handout(args.handout)
         print(f"wrote {args.handout}: {count} files, no exercises/solutions/, no tests/, no .git")
         return 0
-    for path in instructor_notebooks():
-        instructor = nbformat.read(path, as_version=4)
+    sources = {path: nbformat.read(path, as_version=4) for path in instructor_notebooks()}
+    try:  # every notebook's both editions first: a cell without its Chinese stops the script here
+        editions = {path: student_editions(path, instructor) for path, instructor in sources.items()}
+    except (EditionError, MarkerError) as err:
+        raise SystemExit(f"not written: {err}") from err
+    for path, instructor in sources.items():
         if args.instructor:
             execute(instructor, path.parent)
             nbformat.write(instructor, path)
             print(f"ran   {path}")
-        notebook = student_notebook(instructor)
-        target = student_path(path, args.out)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not args.no_execute:
-            execute(notebook, target.parent)
-        nbformat.write(notebook, target)
-        print(f"wrote {target}")
+        for language, notebook in editions[path].items():
+            target = student_path(path, args.out, language)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not args.no_execute:
+                execute(notebook, target.parent, language)
+            nbformat.write(notebook, target)
+            print(f"wrote {target}")
     return 0
 
 

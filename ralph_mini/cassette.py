@@ -28,6 +28,9 @@ from ralph_mini.model import ChatModel, ModelError, ModelReply, ToolCall, Usage
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LEN = 8  # shorter "keys" are placeholders such as "x" or "not-needed"-like stubs
+# Notebook 08's committed recordings, found from the package (installed editable: pip install -e .), so
+# both editions replay them, notebooks/ and notebooks/zh/; RALPH_CASSETTES still chooses another folder
+KIT_CASSETTES = Path(__file__).resolve().parent.parent / "notebooks" / "cassettes"
 
 
 class CassetteError(ModelError):

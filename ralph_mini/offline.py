@@ -18,7 +18,9 @@ micro-prompt grammar (``rules.py``), which it follows literally:
 Its naive habits (``offline_habits.py``: double-checking, asking the slow third party about every
 waiting record and about missing ones, look-alike tools) are defined on the roles a world's tools
 declare. Randomness is a hash of (seed, question): the same task with the same tool list always makes
-the same choice, and another ``seed`` gives another, equally plausible student model.
+the same choice, and another ``seed`` gives another, equally plausible student model. A question a world
+declares as the translation of another (``Habits.twins``) draws as that one: the model's luck follows
+what is asked, not the language it is asked in, so both editions of a lesson tell the same story.
 
 Sent no tools, it acts as a *reflector* instead: see ``offline_reflect.py`` (it needs no habits).
 
@@ -105,9 +107,10 @@ class OfflineModel:
         looked = any(tool in seen.results for tool in lookups if tool)
         if not lookalikes or looked or any(name in seen.attempts for name in extras):
             return None
-        if _draw(self.seed, question, "first-tool") >= self.habits.confusion_per_extra_tool * len(extras):
+        meant = self.habits.meaning(question)
+        if _draw(self.seed, meant, "first-tool") >= self.habits.confusion_per_extra_tool * len(extras):
             return None
-        name = lookalikes[int(_draw(self.seed, question, "which") * len(lookalikes))]
+        name = lookalikes[int(_draw(self.seed, meant, "which") * len(lookalikes))]
         return (f"{name} sounds like it could tell me about this {self.habits.noun}; let me try it.",
                 (name, lookalike_arguments(name, seen, question, self.habits.id_argument)), None)  # fmt: skip
 

@@ -29,6 +29,7 @@ usual cases (the fields the look-ups found, whether a write went through).
 Left out on purpose: learning of any kind (lessons reach the model only through its prompt).
 """
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -112,6 +113,16 @@ class Habits:
     base_latency_s: float = 1.0
     prompt_tokens_per_s: float = 2000.0
     completion_tokens_per_s: float = 40.0
+    # (phrasing, the phrasing it translates), '{id}' marking the record's id: one question to the model
+    twins: tuple[tuple[str, str], ...] = ()
+
+    def meaning(self, question: str) -> str:
+        """The question as the phrasing it translates asks it (itself if it is no declared translation)."""
+        for said, meant in self.twins:
+            found = re.fullmatch(re.escape(said).replace(re.escape("{id}"), "(.+?)"), question.strip())
+            if found:
+                return meant.format(id=found[1])
+        return question
 
     def request_of(self, question: str) -> str:
         """The request type of a question: the first whose cue words it contains, else the default."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
 
+from ralph_mini.lang import in_language as in_language  # re-exported: a make_suite asks in one language
 from ralph_mini.tools import Tool
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"  # a task's current time, and every time a tool returns

@@ -3,8 +3,10 @@
 As tests/test_exercises.py does for the five core exercises: every checker accepts the reference
 solution, says "Not attempted yet" to the starter, and rejects typical wrong answers (at least five
 each, written below as students write them) with a message that names the mistake. Then the notebooks:
-the script reproduces the committed student versions, the solution cells are the reference modules, the
-solved notebooks run green, the handout leaves the track's solutions out, and the capstone's numbers.
+the script reproduces the committed student versions of both editions (exercises/build_your_own/ and
+exercises/zh/build_your_own/, the same code cells), the solution cells are the reference modules, the
+solved notebooks run green, the handout leaves the track's solutions out, and the capstone's numbers
+(quoted in both languages).
 """
 
 import ast
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from nbclient import NotebookClient
 
 import ralph_mini.exercise.build_your_own as exercise
+from ralph_mini import lang
 from ralph_mini.embed import HashingEmbedder, keyword_words
 from ralph_mini.exercise.build_your_own import (
     ANY_TASK,
@@ -50,6 +53,7 @@ from ralph_mini.exercise.build_your_own import (
     outcome_records,
     review_run,
 )
+from ralph_mini.exercise.checker import COLORS
 from ralph_mini.guards import binding
 from ralph_mini.hardening import parse_final_answer
 from ralph_mini.log import step_tags
@@ -65,6 +69,7 @@ from ralph_mini.worlds import orders
 ROOT = Path(__file__).resolve().parent.parent
 TRACK = ROOT / "exercises" / "build_your_own"
 SOLUTIONS = TRACK / "solutions"
+TRACK_ZH = ROOT / "exercises" / "zh" / "build_your_own"
 
 
 def load(name: str):
@@ -643,23 +648,44 @@ def test_the_track_has_five_notebooks_in_both_versions():
     stems += ["ex11_guard"]  # after notebook 12
     assert [p.name for p in instructor_paths()] == [f"{s}.ipynb" for s in stems]
     assert sorted(p.name for p in TRACK.glob("ex*.ipynb")) == [f"{s}.ipynb" for s in stems]
+    assert sorted(p.name for p in TRACK_ZH.glob("ex*.ipynb")) == [f"{s}.ipynb" for s in stems]
     assert set(instructor_paths()) <= set(make_student_version.instructor_notebooks())
 
 
-@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
-def test_the_script_reproduces_the_committed_student_notebook(path):
-    made = make_student_version.student_notebook(nbformat.read(path, as_version=4))
-    committed = nbformat.read(make_student_version.student_path(path), as_version=4)
+EDITIONS = [(path, language) for path in instructor_paths() for language in make_student_version.LANGUAGES]
+EDITION_IDS = [f"{path.stem}-{language}" for path, language in EDITIONS]
+
+
+@pytest.mark.parametrize("path, language", EDITIONS, ids=EDITION_IDS)
+def test_the_script_reproduces_the_committed_student_notebook(path, language):
+    made = make_student_version.student_notebook(nbformat.read(path, as_version=4), language)
+    committed = nbformat.read(make_student_version.student_path(path, language=language), as_version=4)
     assert [(c.cell_type, c.source) for c in made.cells] == [(c.cell_type, c.source) for c in committed.cells]
     sources = "\n".join(c.source for c in committed.cells)
     assert "### BEGIN SOLUTION" not in sources and "# YOUR CODE HERE" in sources
+    assert "<!-- zh -->" not in sources
 
 
 @pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
-def test_committed_student_notebook_shows_not_attempted(path):
-    committed = nbformat.read(make_student_version.student_path(path), as_version=4)
+def test_the_two_editions_run_the_same_code(path):
+    english = nbformat.read(make_student_version.student_path(path), as_version=4).cells
+    chinese = nbformat.read(make_student_version.student_path(path, language="zh"), as_version=4).cells
+    assert make_student_version.student_path(path, language="zh") == TRACK_ZH / path.name
+    assert [(c.cell_type, c.get("id")) for c in english] == [(c.cell_type, c.get("id")) for c in chinese]
+    assert [c.source for c in english if c.cell_type == "code"] == [
+        c.source for c in chinese if c.cell_type == "code"
+    ]
+    prose = [(e.source, z.source) for e, z in zip(english, chinese, strict=True) if e.cell_type == "markdown"]
+    assert all(e != z and lang.is_chinese(z) and not lang.is_chinese(e) for e, z in prose)
+
+
+@pytest.mark.parametrize("path, language", EDITIONS, ids=EDITION_IDS)
+def test_committed_student_notebook_shows_not_attempted(path, language):
+    committed = nbformat.read(make_student_version.student_path(path, language=language), as_version=4)
     checks = [c for c in committed.cells if c.cell_type == "code" and ".check(" in c.source]
-    assert checks and all(text_of(c).startswith("Not attempted yet: ") for c in checks)
+    assert checks and all(COLORS["not attempted"] in html_of(c) for c in checks)  # the colour, any language
+    if language == "en":
+        assert all(text_of(c).startswith("Not attempted yet: ") for c in checks)
 
 
 def code_of(function: ast.FunctionDef) -> str:
@@ -705,6 +731,10 @@ def test_solved_notebook_runs_with_every_check_green(path):
 
 def text_of(cell) -> str:
     return "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+
+
+def html_of(cell) -> str:
+    return "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
 
 
 def test_the_handout_leaves_the_track_s_solutions_out():
@@ -787,6 +817,20 @@ def test_the_capstone_prose_quotes_the_measured_numbers():
     sentence = f"the teaching loop makes {teaching['all']} calls per task against the kit's {kit['all']}"
     assert sentence in readme, f"README.md should say: {sentence}"
     assert neither["21-50"] == teaching["21-50"]
+    for sentence in (  # the Chinese half of each cell, and the Chinese guide
+        f"工具包的循环每个任务调用 {kit['all']} 次（任务 21-50 中为 {kit['21-50']} 次",
+        f"教学循环为 {teaching['all']} 次（任务 21-50 中为 {teaching['21-50']} 次）",
+        f"在任务 21-50 中每个任务 {teaching['21-50']} 次调用对 {neither['21-50']} 次",
+        f"在全部五十个任务上是 {teaching['all']} 对 {neither['all']}",
+        f"每个任务 {gap} 次调用（{teaching['all']} 对工具包的 {kit['all']}）",
+    ):
+        assert sentence in prose, f"the capstone should say: {sentence}"
+    guide = " ".join((ROOT / "exercises" / "zh" / "README.md").read_text(encoding="utf-8").split())
+    for sentence in (
+        f"教学循环每个任务调用 {teaching['all']} 次，工具包为 {kit['all']} 次",
+        f"工具包为 {neither['all']} 次，在任务 21-50 中恰好是教学循环的 {teaching['21-50']} 次",
+    ):
+        assert sentence in guide, f"the Chinese guide should say: {sentence}"
 
 
 def test_the_track_s_api_is_pinned():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from fakes import ScriptedModel
 
-from ralph_mini import FakeClock, Memory, grade, model_from_env, run_react
+from ralph_mini import FakeClock, Memory, grade, lang, model_from_env, run_react
 from ralph_mini.bench import RALPH, run_agent
 from ralph_mini.embed import HashingEmbedder
 from ralph_mini.log import load_log
@@ -62,7 +62,8 @@ def code_lines(source: str) -> int:
 
 def run_cells(lesson: str, **inputs) -> dict:
     """Run the lesson's from-scratch cells, in order, in a namespace holding only ``inputs``."""
-    namespace = dict(inputs)
+    # ``lang`` as the lesson's first cell leaves it: the cells print in the reader's language
+    namespace = {"lang": lang, **inputs}
     for source in cells(lesson):
         exec(compile(source, f"<{lesson}: from scratch>", "exec"), namespace)
     return namespace

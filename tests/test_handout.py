@@ -2,7 +2,8 @@
 
 Why a test: the repository ships ``exercises/solutions/``; the handout is how an instructor gives
 students the kit without them. Checked three ways: no solutions folder, no solution marker line, and
-no line of solution code (an instructor notebook's solution block) in any handed-out file.
+no line of solution code (an instructor notebook's solution block) in any handed-out file. The Chinese
+student notebooks (``exercises/zh/``) go out with the English ones, their solutions stay in.
 """
 
 import subprocess
@@ -76,6 +77,28 @@ def test_the_handout_folder_has_no_solution_code(tmp_path):
         text = readable_text(path)
         found = [line for line in reference if line in text]
         assert not found, f"{path.relative_to(target)} contains reference code: {found[:3]}"
+
+
+def committed() -> set[str]:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    return set(listed.stdout.split("\0"))
+
+
+def chinese_student_notebooks() -> list[str]:
+    """exercises/zh/ex01_tool.ipynb, ..., exercises/zh/build_your_own/ex06_react_loop.ipynb, ..."""
+    return [
+        make_student_version.student_path(path, language="zh").relative_to(ROOT).as_posix()
+        for path in make_student_version.instructor_notebooks()
+    ]
+
+
+def test_the_handout_has_the_chinese_student_notebooks():
+    """Every committed Chinese student notebook is handed out (a new one counts once it is committed)."""
+    names = chinese_student_notebooks()
+    assert len(names) == 11 and all(name.startswith("exercises/zh/") for name in names)
+    assert not [name for name in names if name.startswith(make_student_version.LEFT_OUT)]
+    handed_out = set(make_student_version.handout_files())
+    assert [name for name in names if name in committed()] == [name for name in names if name in handed_out]
 
 
 def test_the_handout_zip_has_the_same_files_and_no_solutions(tmp_path):

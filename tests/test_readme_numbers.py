@@ -9,9 +9,17 @@ the command and update the README (and the notebook it came from), never the oth
 Not covered here, because their source is not cheap or not offline: the MiniLM hit rates (torch and a
 model download, ``python benchmarks/retrieval.py --minilm``), the faiss speed-up (wall-clock), the
 tiny real model's numbers (``docs/real_models.md``, cassettes) and the run times of the test suite.
+
+The Chinese README (README.zh.md, issue 28) is pinned to README.md rather than to the commands: section
+by section, the same code blocks byte for byte, the same tables cell by cell (a cell of numbers exactly
+as written; in a cell of words, the same numbers and `code`), and the same numbers and `code` in the
+prose, whatever the words around them. So a number README.md changes must change in both.
 """
 
 import re
+from collections import Counter
+from dataclasses import fields, is_dataclass
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -38,8 +46,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 COLUMN_KEYS = {"oracle": "oracle calls/task"}  # README header -> ``measure.summarize`` key, where they differ
 
 
-def markdown_tables(text: str) -> list[list[dict[str, str]]]:
-    """Every pipe table in ``text``, as rows of {header: cell}."""
+def table_blocks(text: str) -> list[list[list[str]]]:
+    """Every pipe table in ``text``, as its lines of cells: the header, the |---| line, the rows."""
     tables, block = [], []
     for line in [*text.splitlines(), ""]:
         if line.startswith("|"):
@@ -47,10 +55,14 @@ def markdown_tables(text: str) -> list[list[dict[str, str]]]:
             block.append([cell.strip() for cell in cells])
             continue
         if len(block) > 2:
-            header, rows = block[0], block[2:]  # block[1] is the |---| line
-            tables.append([dict(zip(header, row, strict=True)) for row in rows])
+            tables.append(block)
         block = []
     return tables
+
+
+def markdown_tables(text: str) -> list[list[dict[str, str]]]:
+    """Every pipe table in ``text``, as rows of {header: cell}."""
+    return [[dict(zip(b[0], row, strict=True)) for row in b[2:]] for b in table_blocks(text)]
 
 
 def readme_table(first_cell: str) -> list[dict[str, str]]:
@@ -295,3 +307,126 @@ def test_the_enforcement_sentence():
     )
     assert len(worse) == 5, worse
     assert_says(f"(drift: {drift})")
+
+
+# --- README.zh.md: the same numbers, commands and code as README.md, in Chinese words (issue 28) ------
+
+README_ZH = README.with_name("README.zh.md")
+ZH_ONLY = ("## 中文版",)  # README.zh.md's sections with no English counterpart: the Chinese edition itself
+LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")  # a link's text is read; its target is not prose
+CODE = re.compile(r"`[^`]*`")
+FENCE = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # 2.82, 10,000, 30 (of 30/30), 86 and 64 (of x86-64)
+LETTERS = re.compile(r"[A-Za-z\u4e00-\u9fff]")  # a cell with words, not only numbers
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """(heading line, body) of every section, headings inside code fences aside; the top one's is ''."""
+    found, heading, body, fenced = [], "", [], False
+    for line in text.splitlines():
+        fenced ^= line.startswith("```")
+        if line.startswith("#") and not fenced:
+            found.append((heading, "\n".join(body)))
+            heading, body = line, []
+        else:
+            body.append(line)
+    return [*found, (heading, "\n".join(body))]
+
+
+def kept(text: str) -> tuple[list[str], list[str]]:
+    """What a translation keeps of some text: its `code` and its numbers (outside the code), in any order."""
+    text = LINK.sub(r"\1", " ".join(text.split()))  # a `code span` may wrap onto the next line
+    return sorted(CODE.findall(text)), sorted(NUMBER.findall(CODE.sub(" ", text)))
+
+
+def cell_kept(cell: str) -> str | tuple[list[str], list[str]]:
+    """A cell of numbers and code only is kept exactly as written; a cell with words, by ``kept``."""
+    text = LINK.sub(r"\1", cell)
+    return kept(text) if LETTERS.search(CODE.sub(" ", text)) else text
+
+
+def section_facts(body: str) -> dict:
+    """A section's code blocks, its tables (each cell as written and as kept; headers aside) and prose."""
+    blocks = FENCE.findall(body)
+    rest = FENCE.sub("", body)
+    tables = [[[(c, cell_kept(c)) for c in row] for row in block[2:]] for block in table_blocks(rest)]
+    prose = "\n".join(line for line in rest.splitlines() if not line.startswith("|"))
+    return {"code blocks": blocks, "tables": tables, "prose": kept(prose)}
+
+
+def paired_sections() -> list[tuple[str, dict, dict]]:
+    """README.md's sections beside README.zh.md's, in order (the Chinese-only ones left out)."""
+    english = sections(README.read_text(encoding="utf-8"))
+    chinese = [s for s in sections(README_ZH.read_text(encoding="utf-8")) if s[0] not in ZH_ONLY]
+    levels = [[h.split(" ")[0] for h, _ in part] for part in (english, chinese)]
+    assert levels[0] == levels[1], (
+        f"README.zh.md should have README.md's sections, in order: {[h for h, _ in english]}, "
+        f"{[h for h, _ in chinese]}"
+    )
+    return [(h, section_facts(e), section_facts(z)) for (h, e), (_, z) in zip(english, chinese, strict=True)]
+
+
+def differences(english: list[str], chinese: list[str]) -> str:
+    """What one side has more of than the other, as a failure names it."""
+    more, fewer = Counter(english) - Counter(chinese), Counter(chinese) - Counter(english)
+    return f"README.md has more of {sorted(more.elements())}, README.zh.md of {sorted(fewer.elements())}"
+
+
+def test_the_chinese_readme_gives_the_same_two_commands():
+    """Every command block of README.md, byte for byte, in README.zh.md (and no other)."""
+    english, chinese = (FENCE.findall(p.read_text(encoding="utf-8")) for p in (README, README_ZH))
+    assert len(chinese) == len(english), (
+        f"README.md has {len(english)} code blocks, README.zh.md {len(chinese)}"
+    )
+    for block, block_zh in zip(english, chinese, strict=True):
+        assert block_zh == block, f"README.zh.md should give, as README.md does:\n{block}\nnot:\n{block_zh}"
+
+
+def test_the_chinese_readme_s_tables_have_the_same_numbers():
+    for heading, english, chinese in paired_sections():
+        where = heading or "the top"
+        assert len(chinese["tables"]) == len(english["tables"]), f"{where}: a table is missing or extra"
+        for n, (table, table_zh) in enumerate(zip(english["tables"], chinese["tables"], strict=True), 1):
+            shape, shape_zh = [len(r) for r in table], [len(r) for r in table_zh]
+            assert shape == shape_zh, f"{where}, table {n}: cells per row {shape_zh}, README.md has {shape}"
+            for row, row_zh in zip(table, table_zh, strict=True):
+                for column, ((_, cell), (_, cell_zh)) in enumerate(zip(row, row_zh, strict=True), 1):
+                    assert cell_zh == cell, (
+                        f"{where}, table {n}, row {row[0][0]!r}, column {column}: README.zh.md keeps "
+                        f"{cell_zh}, README.md has {cell}"
+                    )
+
+
+def test_the_chinese_readme_s_prose_has_the_same_numbers_and_code():
+    for heading, english, chinese in paired_sections():
+        (code, numbers), (code_zh, numbers_zh) = english["prose"], chinese["prose"]
+        where = heading or "the top"
+        assert numbers_zh == numbers, f"{where}: numbers {differences(numbers, numbers_zh)}"
+        assert code_zh == code, f"{where}: `code` {differences(code, code_zh)}"
+
+
+@pytest.mark.parametrize("readme", [README, README_ZH], ids=["README.md", "README.zh.md"])
+def test_the_terms_name_what_the_code_has(readme):
+    """The glossary's last column names modules, functions, classes and fields the package has."""
+    (body,) = [b for h, b in sections(readme.read_text(encoding="utf-8")) if "术语" in h]
+    (table,) = table_blocks(body)
+    names = [name.strip("`") for row in table[2:] for name in CODE.findall(row[-1])]
+    assert len(names) >= 20, names
+    for name in names:
+        module, *attributes = name.split(".")
+        found = import_module(f"ralph_mini.{module}")
+        for attribute in attributes:
+            known = {f.name for f in fields(found)} if is_dataclass(found) else set()
+            assert hasattr(found, attribute) or attribute in known, f"{readme.name}'s terms: no {name}"
+            found = getattr(found, attribute, None)
+
+
+def test_the_readmes_link_to_files_that_exist():
+    """Every file a README links to exists; the Chinese lesson table's links open the Chinese notebooks."""
+    for readme in (README, README_ZH):
+        links = LINK.findall(readme.read_text(encoding="utf-8"))
+        missing = sorted({t for _, t in links if "://" not in t and not (readme.parent / t).exists()})
+        assert not missing, f"{readme.name} links to files that do not exist (yet?): {missing}"
+    for text, target in LINK.findall(README_ZH.read_text(encoding="utf-8")):
+        if text.startswith("`") and text.endswith(".ipynb`"):
+            assert target == f"notebooks/zh/{text.strip('`')}", f"README.zh.md: {text} links to {target}"

@@ -31,12 +31,24 @@ lesson_sizes.py -->``; the table's ``run s`` column is where the last measured r
     python tools/lesson_sizes.py --write       # execute, then rewrite the guide's blocks and minute lines
     python tools/lesson_sizes.py --write --no-execute  # the same with the run times the guide keeps
     python tools/lesson_sizes.py --check       # exit 1 and say what drifted (tests/test_guide_timings.py)
+
+The Chinese edition has its own guide (exercises/zh/README.md) and its own minutes, from its own
+notebooks (``notebooks/zh/``, ``exercises/zh/``): ``--lang zh`` with any of the above. Its prose is read at
+``CHARS_PER_MIN`` Chinese characters a minute, 300, the low end of the 300-500 a reader reads technical
+Chinese at, as 150 words is the low end for English; the words between them (code, names, numbers) at
+``WORDS_PER_MIN``. Code cells, solution lines and run time count as in English. Its plans are the same
+``PLANS``, cut where the English edition's headings are (the cells of the two editions are the same);
+``ZH_TEXT`` says their rows in Chinese. A Chinese notebook not built yet is sized from its English edition
+(said on stderr), so the guide can be written before the translations are done.
+
+    python tools/lesson_sizes.py --lang zh --write --no-execute   # the Chinese guide and minute lines
 """
 
 import argparse
 import re
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -57,6 +69,14 @@ OPTIONAL = (  # in no plan
     "ex11_guard.ipynb",
 )
 MINUTE_LINE = re.compile(r"About \d+ minutes\.")
+CHARS_PER_MIN = 300  # the Chinese edition's prose: characters a minute (see the module docstring)
+GUIDES = {"en": GUIDE, "zh": ROOT / "exercises" / "zh" / "README.md"}
+MINUTE_LINES = {
+    "en": (MINUTE_LINE, "About {} minutes."),
+    "zh": (re.compile(r"约 \d+ 分钟。"), "约 {} 分钟。"),
+}
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")  # a Chinese character
+BETWEEN_HAN = re.compile(r"[^\s\u3000-\u303f\uff00-\uffef\u3400-\u4dbf\u4e00-\u9fff]+")  # a word among them
 
 
 @dataclass(frozen=True)
@@ -68,10 +88,12 @@ class Size:
     words: int
     solution_lines: int
     run_s: float | None
+    chars: int = 0  # Chinese characters of the prose (the Chinese edition; 0 in English)
 
     @property
     def minutes(self) -> float:
-        seconds = self.words / WORDS_PER_MIN * 60 + self.code_cells * SECONDS_PER_CELL + (self.run_s or 0)
+        reading = self.words / WORDS_PER_MIN * 60 + self.chars / CHARS_PER_MIN * 60
+        seconds = reading + self.code_cells * SECONDS_PER_CELL + (self.run_s or 0)
         return seconds / 60 + self.solution_lines * MINUTES_PER_SOLUTION_LINE
 
 
@@ -80,14 +102,49 @@ def whole(minutes: float) -> int:
     return int(minutes + 0.5)
 
 
-def notebooks() -> list[Path]:
+def notebooks(language: str = "en") -> list[Path]:
     """The lessons, the five core exercises, then the build-your-own track, in workshop order."""
-    return lesson_notebooks() + sorted(TRACK.glob("ex[0-9][0-9]_*.ipynb"))
+    english = lesson_notebooks() + sorted(TRACK.glob("ex[0-9][0-9]_*.ipynb"))
+    return [edition(path, language) for path in english]
+
+
+def edition(path: Path, language: str) -> Path:
+    """The same notebook in an edition: notebooks/01_x.ipynb <-> notebooks/zh/01_x.ipynb,
+    exercises/build_your_own/ex06_x.ipynb <-> exercises/zh/build_your_own/ex06_x.ipynb."""
+    top, *rest = path.relative_to(ROOT).parts
+    rest = rest[1:] if rest[:1] == ["zh"] else rest
+    return ROOT.joinpath(top, *([language] if language != "en" else []), *rest)
+
+
+def language_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).parts
+    return "zh" if len(parts) > 2 and parts[1] == "zh" else "en"
+
+
+def built(path: Path) -> Path:
+    """The notebook, or for a Chinese one not built yet its English edition (said once, on stderr)."""
+    if path.exists() or language_of(path) == "en":
+        return path
+    not_built(path)
+    return edition(path, "en")
+
+
+@cache
+def not_built(path: Path) -> None:
+    print(f"{path.relative_to(ROOT)} is not built yet: sized from its English edition", file=sys.stderr)
 
 
 def instructor(path: Path) -> Path:
-    """An exercise's instructor notebook: solutions/ next to the student's."""
-    return path.parent / "solutions" / path.name
+    """An exercise's instructor notebook: solutions/ next to the English student's (one for both)."""
+    return edition(path, "en").parent / "solutions" / path.name
+
+
+def prose(text: str, language: str) -> tuple[int, int]:
+    """(words, Chinese characters) of a markdown cell: in English words split on white space; in Chinese
+    each character, and the words between them (code, names, numbers) as words."""
+    if language == "en":
+        return len(re.findall(r"\S+", text)), 0
+    return len(BETWEEN_HAN.findall(text)), len(HAN.findall(text))
 
 
 def solution_lines(source: str) -> int:
@@ -106,48 +163,74 @@ def solution_lines(source: str) -> int:
 
 def measure(path: Path, execute: bool, run_s: float | None = None) -> Size:
     """A notebook's size; ``run_s`` is used (as measured before) when not executing."""
-    notebook = nbformat.read(path, as_version=4)
+    source = built(path)
+    notebook = nbformat.read(source, as_version=4)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    prose = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
-    words = sum(len(re.findall(r"\S+", text)) for text in prose)
+    counts = [
+        prose(cell.source, language_of(source)) for cell in notebook.cells if cell.cell_type == "markdown"
+    ]
+    words, chars = sum(w for w, _ in counts), sum(c for _, c in counts)
     lines = 0
     if instructor(path).exists() and path.name not in PASTED:
         lines = sum(solution_lines(c.source) for c in nbformat.read(instructor(path), as_version=4).cells)
     if execute:
         try:
-            run_s = run_copy(path, env={"RALPH_MODEL": "offline"})[0]
+            run_s = run_copy(source, env={"RALPH_MODEL": "offline", "RALPH_LANG": language_of(source)})[0]
         except Exception as err:  # a notebook mid-edit: say so, keep the run time measured before
             print(
                 f"{path.name} did not run ({type(err).__name__}); its run time stays {run_s}", file=sys.stderr
             )
-    return Size(path.name, len(code), words, lines, run_s)
+    return Size(path.name, len(code), words, lines, run_s, chars)
 
 
 def sections(path: Path) -> list[Size]:
     """The notebook cut at its ``##`` headings (what comes before the first is the opening), each part
-    sized at the same rates, without run time: what a shortened walk-through keeps or leaves out."""
-    parts: list[list] = [["opening", 0, 0]]
-    for cell in nbformat.read(path, as_version=4).cells:
-        heading = re.search(r"^## (.+)$", cell.source, re.M) if cell.cell_type == "markdown" else None
+    sized at the same rates, without run time: what a shortened walk-through keeps or leaves out. A
+    Chinese notebook is cut where its English edition's headings are (the plans name those)."""
+    source = built(path)
+    cells, english = (nbformat.read(p, as_version=4).cells for p in (source, edition(source, "en")))
+    if len(cells) != len(english):
+        raise ValueError(f"{source.relative_to(ROOT)} and its English edition differ in cells: rebuild it")
+    parts: list[list] = [["opening", 0, 0, 0]]
+    for cell, heading_cell in zip(cells, english, strict=True):
+        heading = re.search(r"^## (.+)$", heading_cell.source, re.M) if cell.cell_type == "markdown" else None
         if heading:
-            parts.append([heading[1].strip(), 0, 0])
+            parts.append([heading[1].strip(), 0, 0, 0])
         if cell.cell_type == "code":
             parts[-1][1] += 1
         else:
-            parts[-1][2] += len(re.findall(r"\S+", cell.source))
-    return [Size(name, cells, words, 0, None) for name, cells, words in parts]
+            words, chars = prose(cell.source, language_of(source))
+            parts[-1][2] += words
+            parts[-1][3] += chars
+    return [Size(name, cells, words, 0, None, chars) for name, cells, words, chars in parts]
 
 
-def table(sizes: list[Size]) -> str:
+def heading_in(path: Path, name: str) -> str:
+    """The ``##`` heading of a notebook's edition where its English edition's starts with ``name``."""
+    source = built(path)
+    cells, english = (nbformat.read(p, as_version=4).cells for p in (source, edition(source, "en")))
+    for cell, heading_cell in zip(cells, english, strict=True):
+        heading = re.search(r"^## (.+)$", heading_cell.source, re.M)
+        if cell.cell_type == "markdown" and heading and heading[1].strip().startswith(name):
+            found = re.search(r"^## (.+)$", cell.source, re.M)
+            return found[1].strip() if found else name
+    return name
+
+
+def table(sizes: list[Size], language: str = "en") -> str:
     lines = [
-        "| notebook | code cells | prose words | solution lines | run s | minutes |",
+        {
+            "en": "| notebook | code cells | prose words | solution lines | run s | minutes |",
+            "zh": "| 笔记本 | 代码单元 | 正文（字 + 词） | 答案代码行 | 运行秒数 | 分钟 |",
+        }[language],
         "|---|---|---|---|---|---|",
     ]
     for s in sizes:
         run = f"{s.run_s:.0f}" if s.run_s is not None else "-"
-        label = f"`{s.name}`" + (" (optional)" if s.name in OPTIONAL else "")
+        optional = {"en": " (optional)", "zh": "（选学）"}[language] if s.name in OPTIONAL else ""
+        words = s.words if language == "en" else f"{s.chars} + {s.words}"
         lines.append(
-            f"| {label} | {s.code_cells} | {s.words} | {s.solution_lines or '-'} | {run} "
+            f"| `{s.name}`{optional} | {s.code_cells} | {words} | {s.solution_lines or '-'} | {run} "
             f"| {whole(s.minutes)} |"
         )
     return "\n".join(lines)
@@ -235,16 +318,80 @@ PLANS: dict[str, tuple[int, tuple[Part, ...]]] = {  # name: (the most minutes it
         Part("wrap-up", minutes=5),
     )),
 }
+ZH_TEXT = {  # the plans' rows in the Chinese guide
+    "welcome, setup check": "欢迎，检查环境",
+    "everyone runs `python -m ralph_mini demo --tasks 2` and opens `exercises/ex01_tool.ipynb`":
+        "每人运行 `python -m ralph_mini demo --tasks 2`，并打开 `exercises/zh/ex01_tool.ipynb`",
+    "**01 bare ReAct**": "**01 裸 ReAct**",
+    "the loop, tools and schemas, the baseline table": "循环、工具与 schema、基线表格",
+    "exercise 1: a tool and the compressor": "练习 1：一个工具和压缩器",
+    "early finishers: add a `year: int = 2025` parameter and read the schema":
+        "先做完的人：加一个 `year: int = 2025` 参数，再读一读 schema",
+    "**02 execution log**": "**02 执行日志**",
+    "where the time goes: wasted calls per tool": "时间花在哪里：每个工具浪费的调用",
+    "exercise 2: max pitfall depth": "练习 2：最大陷阱深度",
+    "ask: why `>` and not `>=`?": "提问：为什么是 `>` 而不是 `>=`？",
+    "**03 reflector**, shortened": "**03 反思器**，精简版",
+    "the template, validation and re-ask": "模板、校验与重新询问",
+    "exercise 3: the template validator": "练习 3：模板校验器",
+    "the longest; pair people up": "最长的一个练习；让大家两人一组",
+    "break": "休息",
+    "**04 memory**, shortened": "**04 记忆**，精简版",
+    "experiences, votes, the guards, the learning curve; decay and expiry for exercise 4":
+        "经验、投票、护栏、学习曲线；衰减和过期留给练习 4",
+    "exercise 4: decay and expiry": "练习 4：衰减与过期",
+    "boundaries: exactly 14 and exactly 30 days": "边界：恰好 14 天和恰好 30 天",
+    "**05 vector retrieval**, shortened": "**05 向量检索**，精简版",
+    "which lessons match a task; the budget": "哪些经验与任务匹配；预算",
+    "exercise 5: budgeted injection": "练习 5：按预算注入",
+    "the demo shows a bigger budget doing worse": "演示显示预算更大反而更差",
+    "**06 Ralph Loop**, shortened": "**06 Ralph 循环**，精简版",
+    "everything together: the benchmark, the learning curve, the ablations":
+        "全部组合起来：基准测试、学习曲线、消融实验",
+    "wrap-up": "总结",
+    "the demo runs on every machine": "演示在每台机器上都能运行",
+    "demo only": "只做演示",
+    "pair people up": "让大家两人一组",
+    "welcome back: the pieces of the loop": "欢迎回来：循环的各个部件",
+    "open `exercises/build_your_own/ex06_react_loop.ipynb`":
+        "打开 `exercises/zh/build_your_own/ex06_react_loop.ipynb`",
+    "exercise 6: the ReAct loop": "练习 6：ReAct 循环",
+    "the scripted model refuses what the API would: read its message":
+        "脚本化模型会拒绝 API 会拒绝的请求：读它的消息",
+    "exercise 7: write and vote": "练习 7：写入与投票",
+    "ask: what would let a bad lesson in?": "提问：什么会让一条坏经验混进来？",
+    "exercise 8: hybrid retrieval": "练习 8：混合检索",
+    "the demo is notebook 05's labelled set": "演示用的是笔记本 05 的标注集",
+    "exercise 9: the assembly": "练习 9：组装",
+    "each message names the task that went wrong": "每条消息都会指出出错的任务",
+    "exercise 10: capstone": "练习 10：综合项目",
+    "compare curves across the room": "在全场比较各自的曲线",
+    "**07 failures and guards**, shortened": "**07 失败与护栏**，精简版",
+    "the guard table, then prompt injection; the rest is reading for later":
+        "护栏表格，然后是提示词注入；其余留作课后阅读",
+    "**08 real models**, shortened": "**08 真实模型**，精简版",
+    "switch the room to the shared server (below) for one cell":
+        "让全场在一个单元格里切换到共享服务器（见下文）",
+}
 # fmt: on
 
 
-def part_size(part: Part, sizes: dict[str, Size]) -> float:
+def said(text: str, language: str) -> str:
+    """A plan's text in the guide's language."""
+    if language == "en" or not text:
+        return text
+    if text not in ZH_TEXT:
+        raise KeyError(f"no Chinese for the plan text {text!r}: add it to ZH_TEXT in {__file__}")
+    return ZH_TEXT[text]
+
+
+def part_size(part: Part, sizes: dict[str, Size], language: str = "en") -> float:
     """A part's minutes: fixed, the notebook's (with its run time), or its kept sections' (without)."""
     if not part.notebook:
         return part.minutes
     if not (part.drop or part.keep):
         return sizes[part.notebook].minutes
-    path = next(p for p in notebooks() if p.name == part.notebook)
+    path = next(p for p in notebooks(language) if p.name == part.notebook)
     found = sections(path)
     for name in (*part.drop, *part.keep):
         if not any(s.name.startswith(name) for s in found):
@@ -261,48 +408,64 @@ def part_size(part: Part, sizes: dict[str, Size]) -> float:
     return sum(s.minutes for s in kept)
 
 
-def plan_table(parts: tuple[Part, ...], sizes: dict[str, Size]) -> tuple[str, int]:
+def plan_table(parts: tuple[Part, ...], sizes: dict[str, Size], language: str = "en") -> tuple[str, int]:
     """The plan as a markdown table with start times, and its total minutes."""
-    lines = ["| start | min | what | notes |", "|---|---|---|---|"]
-    start = 0
+    header = {"en": "| start | min | what | notes |", "zh": "| 开始 | 分钟 | 内容 | 备注 |"}[language]
+    lines, start = [header, "|---|---|---|---|"], 0
     for part in parts:
-        minutes = whole(part_size(part, sizes))
-        what = part.what
-        if part.drop:
-            what += ", without " + " and ".join(f'"{name}"' for name in part.drop)
-        if part.keep:
-            what += ": the opening and " + " and ".join(f'"{name}"' for name in part.keep)
-        lines.append(f"| {start // 60}:{start % 60:02d} | {minutes} | {what} | {part.note} |")
+        minutes = whole(part_size(part, sizes, language))
+        what = said(part.what, language)
+        path = next((p for p in notebooks(language) if p.name == part.notebook), None)
+        names = {kind: [heading_in(path, n) for n in names] if language != "en" else list(names)
+                 for kind, names in (("drop", part.drop), ("keep", part.keep))}  # fmt: skip
+        if language == "en":
+            what += ", without " + " and ".join(f'"{n}"' for n in names["drop"]) if part.drop else ""
+            what += ": the opening and " + " and ".join(f'"{n}"' for n in names["keep"]) if part.keep else ""
+        else:
+            what += "，不含" + "和".join(f"“{n}”" for n in names["drop"]) if part.drop else ""
+            what += "：开头部分和" + "和".join(f"“{n}”" for n in names["keep"]) if part.keep else ""
+        lines.append(f"| {start // 60}:{start % 60:02d} | {minutes} | {what} | {said(part.note, language)} |")
         start += minutes
     return "\n".join(lines), start
 
 
-def totals(sizes: list[Size]) -> str:
+def totals(sizes: list[Size], language: str = "en") -> str:
     """The sums a reader plans with, at full length."""
     groups = {
-        "lessons 01-06": lambda n: n[:2] in ("01", "02", "03", "04", "05", "06"),
-        "07 and 08": lambda n: n[:2] in ("07", "08"),
-        "the optional 09-12 and exercise 11": lambda n: n in OPTIONAL,
-        "the five core exercises": lambda n: n.startswith("ex0") and n[3] in "12345",
-        "the build track's five": lambda n: n.startswith(("ex06", "ex07", "ex08", "ex09", "ex10")),
-    }
-    said = [
-        f"{label} {whole(sum(s.minutes for s in sizes if test(s.name)))}" for label, test in groups.items()
+        ("lessons 01-06", "第 01-06 课"): lambda n: n[:2] in ("01", "02", "03", "04", "05", "06"),
+        ("07 and 08", "07 和 08"): lambda n: n[:2] in ("07", "08"),
+        ("the optional 09-12 and exercise 11", "选学的 09-12 和练习 11"): lambda n: n in OPTIONAL,
+        ("the five core exercises", "五个核心练习"): lambda n: n.startswith("ex0") and n[3] in "12345",
+        ("the build track's five", "构建路线的五个练习"):
+            lambda n: n.startswith(("ex06", "ex07", "ex08", "ex09", "ex10")),
+    }  # fmt: skip
+    sums = [
+        f"{labels[language == 'zh']} {whole(sum(s.minutes for s in sizes if test(s.name)))}"
+        for labels, test in groups.items()
     ]
     everything = whole(sum(s.minutes for s in sizes))
+    if language == "zh":
+        return (
+            f"完整进行时：{'，'.join(sums[:3])} 分钟；{'，'.join(sums[3:])} 分钟。全部依次进行："
+            f"{everything} 分钟，即 {everything // 60} 小时 {everything % 60:02d} 分。"
+        )
     return (
-        f"At full length: {', '.join(said[:3])} minutes; {' and '.join(said[3:])}. Everything, one after "
+        f"At full length: {', '.join(sums[:3])} minutes; {' and '.join(sums[3:])}. Everything, one after "
         f"the other: {everything} minutes, {everything // 60} h {everything % 60:02d}."
     )
 
 
-def blocks(sizes: list[Size]) -> dict[str, str]:
+def blocks(sizes: list[Size], language: str = "en") -> dict[str, str]:
     """Every generated block of the guide, by name."""
     by_name = {s.name: s for s in sizes}
-    found = {"minutes table": table(sizes) + "\n\n" + totals(sizes)}
+    found = {"minutes table": table(sizes, language) + "\n\n" + totals(sizes, language)}
     for name, (limit, parts) in PLANS.items():
-        rows, total = plan_table(parts, by_name)
-        found[name] = f"{rows}\n\nIn all {total} minutes, of the {limit} the plan has."
+        rows, total = plan_table(parts, by_name, language)
+        end = {
+            "en": f"In all {total} minutes, of the {limit} the plan has.",
+            "zh": f"合计 {total} 分钟，本计划共 {limit} 分钟。",
+        }
+        found[name] = f"{rows}\n\n{end[language]}"
     return found
 
 
@@ -323,10 +486,10 @@ def guide_run_seconds(text: str) -> dict[str, float | None]:
     return found
 
 
-def sizes_from_guide(text: str) -> list[Size]:
+def sizes_from_guide(text: str, language: str = "en") -> list[Size]:
     """Every notebook's size now, with the run time the guide keeps for it (None if it keeps none)."""
     runs = guide_run_seconds(text)
-    return [measure(path, execute=False, run_s=runs.get(path.name)) for path in notebooks()]
+    return [measure(path, execute=False, run_s=runs.get(path.name)) for path in notebooks(language)]
 
 
 def minutes_cells(text: str, sizes: list[Size], fix: bool = False) -> list[tuple[str, int]] | str:
@@ -339,7 +502,7 @@ def minutes_cells(text: str, sizes: list[Size], fix: bool = False) -> list[tuple
         if cells is None:
             column = None
         elif column is None:
-            column = next((i for i, c in enumerate(cells) if "minutes" in c), -1)
+            column = next((i for i, c in enumerate(cells) if "minutes" in c or "分钟" in c), -1)
         elif column >= 0 and (name := re.search(r"`([^`]+\.ipynb)`", cells[0])) and name[1] in want:
             if cells[column].strip() != str(want[name[1]]):
                 wrong.append((line, want[name[1]]))
@@ -348,20 +511,21 @@ def minutes_cells(text: str, sizes: list[Size], fix: bool = False) -> list[tuple
     return "".join(lines) if fix else wrong
 
 
-def minute_lines(sizes: list[Size]) -> dict[Path, int]:
-    """Each exercise notebook, student and instructor version, and the minutes its first cell must say."""
+def minute_lines(sizes: list[Size], language: str = "en") -> dict[Path, int]:
+    """Each exercise notebook, student and instructor version, and the minutes its first cell must say
+    (an instructor notebook says both editions', each in its language)."""
     found = {}
     for size in sizes:
-        path = next(p for p in notebooks() if p.name == size.name)
-        if instructor(path).exists():
+        path = next(p for p in notebooks(language) if p.name == size.name)
+        if instructor(path).exists() and path.exists():
             found[path] = found[instructor(path)] = whole(size.minutes)
     return found
 
 
-def drift(text: str, sizes: list[Size]) -> list[str]:
+def drift(text: str, sizes: list[Size], language: str = "en") -> list[str]:
     """What in the guide and the notebooks disagrees with the sizes: [] when nothing."""
-    problems = []
-    for name, body in blocks(sizes).items():
+    problems, (minute_line, says) = [], MINUTE_LINES[language]
+    for name, body in blocks(sizes, language).items():
         match = block_re(name).search(text)
         if match is None:
             problems.append(f"the guide has no block '<!-- lesson_sizes.py: {name} -->'")
@@ -373,14 +537,14 @@ def drift(text: str, sizes: list[Size]) -> list[str]:
                 want[first] if first < len(want) else "(nothing)",
             )
             problems.append(f"the guide's {name} says {said!r} where the sizes give {wanted!r}")
-    for path, minutes in minute_lines(sizes).items():
+    for path, minutes in minute_lines(sizes, language).items():
         first = nbformat.read(path, as_version=4).cells[0].source
-        said = MINUTE_LINE.search(first)
-        if said is None or said[0] != f"About {minutes} minutes.":
-            what = repr(said[0]) if said else "no minutes"
-            problems.append(f"{path.relative_to(ROOT)} says {what}, not 'About {minutes} minutes.'")
+        found = minute_line.search(first)
+        if found is None or found[0] != says.format(minutes):
+            what = repr(found[0]) if found else "no minutes"
+            problems.append(f"{path.relative_to(ROOT)} says {what}, not '{says.format(minutes)}'")
     for name, (limit, parts) in PLANS.items():
-        total = plan_table(parts, {s.name: s for s in sizes})[1]
+        total = plan_table(parts, {s.name: s for s in sizes}, language)[1]
         if total > limit:
             problems.append(f"the {name} takes {total} minutes, more than {limit}: shorten a part in PLANS")
     for line, want in minutes_cells(text, sizes):
@@ -388,17 +552,18 @@ def drift(text: str, sizes: list[Size]) -> list[str]:
     return problems
 
 
-def write(sizes: list[Size]) -> None:
+def write(sizes: list[Size], language: str = "en") -> None:
     """Rewrite the guide's blocks and every exercise's minute line from ``sizes``."""
-    text = GUIDE.read_text(encoding="utf-8")
-    for name, body in blocks(sizes).items():
+    guide, (minute_line, says) = GUIDES[language], MINUTE_LINES[language]
+    text = guide.read_text(encoding="utf-8")
+    for name, body in blocks(sizes, language).items():
         if not block_re(name).search(text):
-            raise SystemExit(f"{GUIDE} has no block '<!-- lesson_sizes.py: {name} -->': add its two markers")
+            raise SystemExit(f"{guide} has no block '<!-- lesson_sizes.py: {name} -->': add its two markers")
         text = block_re(name).sub(lambda m, body=body: m[1] + body + "\n" + m[3], text)
-    GUIDE.write_text(minutes_cells(text, sizes, fix=True), encoding="utf-8")
-    for path, minutes in minute_lines(sizes).items():
+    guide.write_text(minutes_cells(text, sizes, fix=True), encoding="utf-8")
+    for path, minutes in minute_lines(sizes, language).items():
         notebook = nbformat.read(path, as_version=4)
-        notebook.cells[0].source = MINUTE_LINE.sub(f"About {minutes} minutes.", notebook.cells[0].source)
+        notebook.cells[0].source = minute_line.sub(says.format(minutes), notebook.cells[0].source)
         nbformat.write(notebook, path)
 
 
@@ -412,26 +577,29 @@ def main(argv: list[str] | None = None) -> int:
         "--write", action="store_true", help="rewrite the guide's blocks and the minute lines"
     )
     parser.add_argument("--check", action="store_true", help="say what drifted, exit 1 if anything did")
+    parser.add_argument("--lang", choices=sorted(GUIDES), default="en", help="the edition (default: en)")
     args = parser.parse_args(argv)
     if args.sections:
-        print(table(sections(args.sections)).replace("| notebook |", "| section |"))
+        shown = table(sections(args.sections.resolve()), language_of(args.sections.resolve()))
+        print(shown.replace("| notebook |", "| section |").replace("| 笔记本 |", "| 小节 |"))
         return 0
-    guide = GUIDE.read_text(encoding="utf-8")
+    guide = GUIDES[args.lang].read_text(encoding="utf-8")
     if args.check:
-        problems = drift(guide, sizes_from_guide(guide))
+        problems = drift(guide, sizes_from_guide(guide, args.lang), args.lang)
         print("\n".join(problems) or "the guide and the exercises agree with the sizes")
         return 1 if problems else 0
     runs = guide_run_seconds(guide) if args.write else {}
     sizes = []
-    for path in notebooks():
+    for path in notebooks(args.lang):
         sizes.append(measure(path, execute=not args.no_execute, run_s=runs.get(path.name)))
         print(f"measured {path.name}", file=sys.stderr)
     if args.write:
-        write(sizes)
-        print(f"wrote {GUIDE.relative_to(ROOT)} and the exercises' minute lines", file=sys.stderr)
-    print(table(sizes))
+        write(sizes, args.lang)
+        print(f"wrote {GUIDES[args.lang].relative_to(ROOT)} and the exercises' minute lines", file=sys.stderr)
+    print(table(sizes, args.lang))
+    chars = f"{CHARS_PER_MIN} Chinese characters/min and " if args.lang == "zh" else ""
     print(
-        f"\nrates: {WORDS_PER_MIN} words/min, {SECONDS_PER_CELL} s per code cell, "
+        f"\nrates: {chars}{WORDS_PER_MIN} words/min, {SECONDS_PER_CELL} s per code cell, "
         f"{MINUTES_PER_SOLUTION_LINE:g} min per solution line, plus the run time"
     )
     return 0

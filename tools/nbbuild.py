@@ -1,21 +1,53 @@
-"""Build a notebook from its percent-format source and execute it, so committed outputs are real.
+"""Build a notebook's two editions from its percent-format source and execute them, so outputs are real.
 
 Maintainers edit ``notebooks/src/NN_name.py`` (diffable text) and run::
 
-    python tools/nbbuild.py notebooks/src/01_bare_react.py notebooks/01_bare_react.ipynb
+    python tools/nbbuild.py notebooks/src/01_bare_react.py            # both editions
+    python tools/nbbuild.py notebooks/src/01_bare_react.py --lang zh  # only notebooks/zh/01_bare_react.ipynb
+    python tools/nbbuild.py notebooks/src/01_bare_react.py OUT.ipynb  # the English one, written to OUT
 
 Format: ``# %% [markdown]`` starts a markdown cell (its lines start with ``# ``), ``# %%`` a code cell.
-Students never need this: they open the .ipynb files.
+Every markdown cell carries both languages: the English text, then a line ``<!-- zh -->``, then the
+Chinese text. The English edition (``notebooks/``) takes the first part, the Chinese edition
+(``notebooks/zh/``) the second; code cells are the same in both, so the editions cannot run different
+code. A Chinese notebook runs in ``notebooks/zh/``, whose ``.ralph_lang`` tells ``ralph_mini.lang`` to
+print, label and ask in Chinese. tests/test_editions.py fails when a cell lacks a language or an edition
+is stale against its source. Students never need this: they open the .ipynb files.
 """
 
-import sys
+import argparse
+import os
+import re
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
+ROOT = Path(__file__).resolve().parents[1]
+LANGUAGES = ("en", "zh")
+SPLIT = re.compile(r"^<!-- zh -->\s*$", re.MULTILINE)  # the line between a cell's English and Chinese
 
-def read_cells(source: str) -> list:
+
+class EditionError(ValueError):
+    """A markdown cell without both languages; the message names the cell."""
+
+
+def split_languages(text: str, where: str = "a markdown cell") -> dict[str, str]:
+    """``{"en": ..., "zh": ...}`` of one bilingual markdown cell's text."""
+    parts = SPLIT.split(text)
+    if len(parts) != 2:
+        found = "no" if len(parts) == 1 else f"{len(parts) - 1}"
+        raise EditionError(f"{where} has {found} '<!-- zh -->' line(s): it needs exactly one, between "
+                           "the English text and the Chinese text")  # fmt: skip
+    en, zh = (part.strip("\n") for part in parts)
+    for language, part in (("en", en), ("zh", zh)):
+        if not part.strip():
+            raise EditionError(f"{where} has no {language} text")
+    return {"en": en, "zh": zh}
+
+
+def source_cells(source: str) -> list[tuple[str, str]]:
+    """(kind, text) per cell of a percent-format source, markdown text with its '# ' taken off."""
     cells, kind, lines = [], None, []
 
     def flush() -> None:
@@ -26,9 +58,9 @@ def read_cells(source: str) -> list:
             text = "\n".join(
                 line[2:] if line.startswith("# ") else line.lstrip("#") for line in text.splitlines()
             )
-            cells.append(nbformat.v4.new_markdown_cell(text))
+            cells.append(("markdown", text))
         elif text.strip():
-            cells.append(nbformat.v4.new_code_cell(text))
+            cells.append(("code", text))
 
     for line in source.splitlines():
         if line.startswith("# %%"):
@@ -40,20 +72,58 @@ def read_cells(source: str) -> list:
     return cells
 
 
-def build(source_path: Path, notebook_path: Path, timeout: int = 600) -> None:
+def read_cells(source: str, language: str = "en", name: str = "the source") -> list:
+    """The notebook cells of one edition."""
+    cells = []
+    for number, (kind, text) in enumerate(source_cells(source)):
+        if kind == "markdown":
+            text = split_languages(text, f"{name}, cell {number}")[language]
+            cells.append(nbformat.v4.new_markdown_cell(text))
+        else:
+            cells.append(nbformat.v4.new_code_cell(text))
+    return cells
+
+
+def edition_path(source_path: Path, language: str) -> Path:
+    """notebooks/src/NN.py -> notebooks/NN.ipynb (English) or notebooks/zh/NN.ipynb (Chinese)."""
+    folder = source_path.resolve().parent.parent
+    return (folder if language == "en" else folder / language) / f"{source_path.stem}.ipynb"
+
+
+def build(source_path: Path, notebook_path: Path, language: str = "en", timeout: int = 600) -> None:
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = read_cells(source_path.read_text())
+    notebook.cells = read_cells(source_path.read_text(encoding="utf-8"), language, source_path.name)
     for i, cell in enumerate(notebook.cells):
         cell.id = f"cell-{i:02d}"  # stable ids: clean diffs when a notebook is rebuilt
     notebook.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
-    NotebookClient(
-        notebook, timeout=timeout, resources={"metadata": {"path": str(notebook_path.parent)}}
+    # The kernel learns the edition as a student's would: from the folder it starts in (.ralph_lang);
+    # RALPH_LANG is set too, so an English notebook written outside notebooks/ stays English.
+    os.environ["RALPH_LANG"] = language
+    notebook_path.parent.mkdir(parents=True, exist_ok=True)
+    NotebookClient(  # coalesce: one cell's prints saved as one output however the kernel flushed them
+        notebook,
+        timeout=timeout,
+        coalesce_streams=True,
+        resources={"metadata": {"path": str(notebook_path.parent)}},
     ).execute()
     nbformat.write(notebook, notebook_path)
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("source", type=Path, help="notebooks/src/NN_name.py")
+    parser.add_argument(
+        "out", type=Path, nargs="?", help="where to write (one edition; default: both, in place)"
+    )
+    parser.add_argument("--lang", choices=LANGUAGES, help="build only this edition")
+    args = parser.parse_args()
+    languages = [args.lang] if args.lang else (["en"] if args.out else list(LANGUAGES))
+    for language in languages:
+        build(args.source, args.out or edition_path(args.source, language), language)
+
+
 if __name__ == "__main__":
-    build(Path(sys.argv[1]), Path(sys.argv[2]))
+    main()

@@ -14,6 +14,9 @@ memory's write-and-vote step, hybrid retrieval and the loop's assembly, and afte
 guard) has its own modules, ex06 to ex09 on the records of ``build_track`` and ex11_guard, and imports
 from ``ralph_mini.exercise.build_your_own``.
 
+What a student reads (the labels, every message, the hints) comes from ``messages.py``: one table per
+language, picked when the message is made, so the same checkers speak Chinese in ``exercises/zh/``.
+
 Each checker judges answers against the rule it teaches (a closed form, a worked example, the kit's own
 ``compress_observation``), never against the file in ``exercises/solutions/``: that file is what
 ``solution()`` shows, and tests/test_exercises.py runs every checker on it, on the starter, and on

@@ -7,7 +7,8 @@ have replaced it raised: then that error, see ``definition_error``). ``check`` r
 (``passed``, ``message``) so tests can assert on it; Jupyter shows it as coloured HTML.
 
 An exercise is data: a list of ``Case`` (an input and a ``judge`` of the returned value) and its hints.
-The five exercises, one module each, say what they judge by.
+The five exercises, one module each, say what they judge by. Every text a student reads is a key of the
+message tables (``messages.say``), so the labels and messages come out in the student's language.
 
 Left out on purpose: grading, scores and timeouts (a student's infinite loop hangs the cell, as any code
 would), and reading the student's variables by name: you pass the function you wrote.
@@ -20,11 +21,13 @@ import linecache
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ralph_mini import lang
+from ralph_mini.exercise.messages import say, say_in
 from ralph_mini.tools import Tool
 
 # Instructor solutions: in the repository next to the package (an installed wheel has none).
@@ -37,25 +40,32 @@ Judge = Callable[[Any], str | None]  # the returned value -> None when right, el
 
 @dataclass(frozen=True)
 class CheckResult:
-    """What ``check`` found. ``str()`` starts with 'Correct', 'Incorrect' or 'Not attempted yet'."""
+    """What ``check`` found. ``str()`` starts with 'Correct', 'Incorrect' or 'Not attempted yet' (in
+    Chinese 正确, 不正确 or 尚未作答)."""
 
     passed: bool
     message: str
     attempted: bool = True
+    language: str = field(default_factory=lang.current)  # the message's: the label is shown in it too
+
+    @property
+    def kind(self) -> str:
+        """'correct', 'incorrect' or 'not attempted', whatever the language: what picks the colour."""
+        if not self.attempted:
+            return "not attempted"
+        return "correct" if self.passed else "incorrect"
 
     @property
     def label(self) -> str:
-        if not self.attempted:
-            return "Not attempted yet"
-        return "Correct" if self.passed else "Incorrect"
+        return say_in(self.language, f"label.{self.kind.replace(' ', '_')}")
 
     def __str__(self) -> str:
-        return f"{self.label}: {self.message}"
+        return say_in(self.language, "label.line", label=self.label, text=self.message)
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return html_box(self.label, self.message, COLORS[self.label.lower().removesuffix(" yet")])
+        return html_box(self.label, self.message, COLORS[self.kind], language=self.language)
 
 
 @dataclass(frozen=True)
@@ -65,14 +75,16 @@ class Note:
     label: str
     text: str
     code: bool = False
+    language: str = field(default_factory=lang.current)
 
     def __str__(self) -> str:
-        return f"{self.label}:\n{self.text}" if self.code else f"{self.label}: {self.text}"
+        shape = "label.block" if self.code else "label.line"
+        return say_in(self.language, shape, label=self.label, text=self.text)
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return html_box(self.label, self.text, COLORS["hint"], code=self.code)
+        return html_box(self.label, self.text, COLORS["hint"], code=self.code, language=self.language)
 
 
 @dataclass(frozen=True)
@@ -103,21 +115,24 @@ class Exercise:
     function_name: str
     solution_file: str
     cases: Callable[[], list[Case]]
-    hints: tuple[str, ...]
+    hints: Sequence[str]  # a tuple, or messages.Hints: the hints in the student's language
     precheck: Callable[[Any], str | None] | None = None
     solutions_dir: Path = SOLUTIONS_DIR
 
     def check(self, func: Any) -> CheckResult:
         """Run ``func`` on every case; report the first problem, or Correct."""
         if not callable(func):
-            how = f"pass the function itself, as in {self.name}.check({self.function_name})"
-            return CheckResult(False, f"expected a function, got {short_repr(func)}: {how}")
+            got = short_repr(func)
+            return CheckResult(
+                False, say("check.not_a_function", got=got, name=self.name, function=self.function_name)
+            )
         if not is_attempted(func):
             error = definition_error(self.function_name)
             if error is not None:
                 return CheckResult(False, self._failed_definition(error))
-            todo = f"write the body of {self.function_name}, run its cell, then run this cell again"
-            return CheckResult(False, todo, attempted=False)
+            return CheckResult(
+                False, say("check.not_attempted", function=self.function_name), attempted=False
+            )
         problem = self.precheck(func) if self.precheck else None
         if problem:
             return CheckResult(False, problem)
@@ -126,14 +141,11 @@ class Exercise:
             result = run_case(func, case)
             if result is not None:
                 return result
-        return CheckResult(True, f"{self.function_name} passed all {len(cases)} cases, edge cases included.")
+        return CheckResult(True, say("check.passed", function=self.function_name, count=len(cases)))
 
     def _failed_definition(self, error: BaseException) -> str:
-        return (
-            f"running the cell that defines {self.function_name} raised {type(error).__name__}: {error}. "
-            f"So {self.function_name} is still the starter: fix that error, run the cell without errors, "
-            "then run this cell again"
-        )
+        kind = type(error).__name__
+        return say("check.definition_failed", function=self.function_name, error_type=kind, error=error)
 
     def attempted(self, func: Any) -> bool:
         """True once the starter stub has a real body: demo cells run only then."""
@@ -142,15 +154,15 @@ class Exercise:
     def hint(self, level: int = 1) -> Note:
         """Hint ``level`` of ``len(hints)``: 1 is a nudge, the last is nearly the answer."""
         level = min(max(level, 1), len(self.hints))
-        return Note(f"Hint {level}/{len(self.hints)}", self.hints[level - 1])
+        return Note(say("label.hint", level=level, count=len(self.hints)), self.hints[level - 1])
 
     def solution(self) -> Note:
         """The reference code of ``function_name``, read from ``exercises/solutions/``."""
         path = self.solutions_dir / self.solution_file
         if not path.exists():
-            absent = f"{path} is not here: solutions ship with the instructor version of the kit"
-            return Note("Solution", absent)
-        return Note(f"Solution ({path.name})", function_source(path, self.function_name), code=True)
+            return Note(say("label.solution"), say("check.no_solution", path=path))
+        code = function_source(path, self.function_name)
+        return Note(say("label.solution_file", file=path.name), code, code=True)
 
 
 def run_case(func: Callable, case: Case) -> CheckResult | None:
@@ -158,18 +170,21 @@ def run_case(func: Callable, case: Case) -> CheckResult | None:
     try:
         returned = func(*case.args, **case.kwargs)
     except NotImplementedError:
-        todo = "your function still raises NotImplementedError: finish it, run its cell, then run this cell"
-        todo += " again"
-        return CheckResult(False, todo, attempted=False)
+        return CheckResult(False, say("check.still_not_implemented"), attempted=False)
     except Exception as err:
         if case.raises is not None and isinstance(err, case.raises):
             return None
-        why = f"; {case.why}" if case.why else ""
-        return CheckResult(False, f"{case.shown}, your function raised {type(err).__name__}: {err}{why}")
+        said = "check.raised_why" if case.why else "check.raised"
+        return CheckResult(
+            False, say(said, shown=case.shown, error_type=type(err).__name__, error=err, why=case.why)
+        )
     if case.raises is not None:
-        return CheckResult(False, f"{case.shown}, you returned {short_repr(returned)}; {case.why}")
+        returned = short_repr(returned)
+        return CheckResult(
+            False, say("check.should_raise", shown=case.shown, returned=returned, why=case.why)
+        )
     problem = case.judge(returned)
-    return CheckResult(False, f"{case.shown}, {problem}") if problem else None
+    return CheckResult(False, say("check.wrong", shown=case.shown, problem=problem)) if problem else None
 
 
 def is_attempted(func: Callable) -> bool:
@@ -238,14 +253,14 @@ def function_source(path: Path, name: str) -> str:
     raise LookupError(f"no function {name!r} in {path}")
 
 
-def html_box(label: str, text: str, color: str, code: bool = False) -> str:
+def html_box(label: str, text: str, color: str, code: bool = False, language: str = "en") -> str:
     """A coloured box with a bold label; the text is escaped (it may quote the student's values)."""
-    body = html.escape(text)
+    body, bold = html.escape(text), html.escape(say_in(language, "label.bold", label=label))
     if code:
         body = f"<pre style='margin:0.3em 0 0 0'>{body}</pre>"
     return (
         f"<div style='border-left:4px solid {color};padding:0.3em 0.6em;white-space:pre-wrap'>"
-        f"<b style='color:{color}'>{html.escape(label)}:</b> {body}</div>"
+        f"<b style='color:{color}'>{bold}</b> {body}</div>"
     )
 
 

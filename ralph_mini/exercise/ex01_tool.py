@@ -8,6 +8,7 @@ cannot disagree about what a model reads.
 from typing import Any
 
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.tools import NotFound, Tool, compress_observation
 
 LOYALTY_POINTS = {
@@ -16,39 +17,23 @@ LOYALTY_POINTS = {
     "CUST-0815": {"points": 310, "tier": "silver"},
 }
 
-MUST_RAISE = (
-    "a customer who is not in LOYALTY_POINTS must raise NotFound, so the agent sees a "
-    "normal 'not_found' observation instead of a crash or an empty record"
-)
-
 
 def _tool_precheck(func: Any) -> str | None:
     """The schema is what the model reads: check it before calling anything."""
     if not isinstance(func, Tool):
-        return (
-            "query_loyalty_points is a plain function, not a Tool: put @tool on the line above "
-            "def, so the agent gets a schema"
-        )
+        return say("ex1a.not_a_tool")
     if func.name != "query_loyalty_points":
-        return f"your tool is named {func.name!r}; models call tools by name: name it query_loyalty_points"
+        return say("ex1a.wrong_name", name=func.name)
     properties = func.parameters["properties"]
     if list(properties) != ["customer_id"] or func.parameters["required"] != ["customer_id"]:
-        return f"the tool's parameters are {list(properties)}; it takes one required parameter, customer_id"
+        return say("ex1a.wrong_parameters", parameters=list(properties))
     json_type, described = properties["customer_id"]["type"], properties["customer_id"]["description"]
     if json_type != "string":
-        return (
-            f"customer_id has JSON type {json_type!r}; ids like CUST-0042 are text: hint the parameter as str"
-        )
+        return say("ex1a.wrong_type", json_type=json_type)
     if "CUST-" not in described:
-        return (
-            f"the Args: line for customer_id says {described!r}: show the model an example id in the "
-            "CUST-... format, so it copies the format"
-        )
+        return say("ex1a.no_example_id", described=described)
     if "points" not in func.description.lower():
-        return (
-            f"the description {func.description!r} does not say what the tool returns: mention "
-            "loyalty points, so a model looking for points picks this tool"
-        )
+        return say("ex1a.no_points", description=func.description)
     return None
 
 
@@ -57,11 +42,10 @@ def _record_judge(record: dict) -> Judge:
 
     def judge(returned: Any) -> str | None:
         if not isinstance(returned, dict):
-            return f"you returned {short_repr(returned)}; a tool returns a dict (the agent compresses it)"
+            return say("ex1a.not_a_dict", returned=short_repr(returned))
         wrong = [key for key in record if returned.get(key) != record[key]]
         if wrong:
-            fields = " and ".join(wrong)
-            return f"you returned {returned!r}; the customer's {fields} should come from LOYALTY_POINTS"
+            return say("ex1a.wrong_fields", returned=returned, fields=say("ex1a.and").join(wrong))
         return None
 
     return judge
@@ -70,19 +54,17 @@ def _record_judge(record: dict) -> Judge:
 def _loyalty_cases() -> list[Case]:
     found = [
         Case(
-            f"for customer_id={cid!r} ({record['points']} points in LOYALTY_POINTS)",
+            say("ex1a.case_found", cid=cid, points=record["points"]),
             kwargs={"customer_id": cid},
             judge=_record_judge(record),
-            why="this customer exists, so return their record",
+            why=say("ex1a.exists"),
         )
         for cid, record in LOYALTY_POINTS.items()
     ]
-    missing = [
-        ("CUST-9999", "for customer_id='CUST-9999' (no such customer)"),
-        ("", "for customer_id='' (an empty id)"),
-    ]
+    missing = [("CUST-9999", "ex1a.case_missing"), ("", "ex1a.case_empty")]
     raises = [
-        Case(shown, kwargs={"customer_id": cid}, raises=NotFound, why=MUST_RAISE) for cid, shown in missing
+        Case(say(key, cid=cid), kwargs={"customer_id": cid}, raises=NotFound, why=say("ex1a.must_raise"))
+        for cid, key in missing
     ]
     return found + raises
 
@@ -92,28 +74,19 @@ def _compress_judge(data: dict, max_fields: int) -> Judge:
 
     def judge(returned: Any) -> str | None:
         if not isinstance(returned, str):
-            return f"you returned {short_repr(returned)}; expected a str"
+            return say("ex1b.not_a_str", returned=short_repr(returned))
         if returned.rstrip() == compress_observation(data, max_fields).rstrip():
             return None
-        said = f"you returned {returned!r}"
         total, hidden = len(data), max(len(data) - max_fields, 0)
-        prefix = f"{total} fields:"
+        prefix = f"{total} fields:"  # the format the model reads, in every language
         if not returned.startswith(prefix):
-            return (
-                f"{said}; expected a str starting with {prefix!r}: the number of fields in data, shown or not"
-            )
+            return say("ex1b.wrong_prefix", returned=returned, prefix=prefix)
         if hidden and not returned.endswith(f" (+{hidden} more)"):
-            return (
-                f"{said}; only {max_fields} of {total} fields fit, so the line must end with "
-                f"' (+{hidden} more)' to say that some were left out"
-            )
+            return say("ex1b.no_more", returned=returned, max_fields=max_fields, total=total, hidden=hidden)
         if not hidden and "more)" in returned:
-            return f"{said}; nothing was left out, so leave out the '(+N more)' part"
+            return say("ex1b.extra_more", returned=returned)
         shown = min(total, max_fields)
-        return (
-            f"{said}; after {prefix!r} list the first {shown} fields as key=value, joined by ', ', "
-            "in the dict's order"
-        )
+        return say("ex1b.wrong_pairs", returned=returned, prefix=prefix, shown=shown)
 
     return judge
 
@@ -138,11 +111,7 @@ def _compress_cases() -> list[Case]:
         ({}, 8),
     ]
     return [
-        Case(
-            f"for data={data!r} and max_fields={limit}",
-            args=(data, limit),
-            judge=_compress_judge(data, limit),
-        )
+        Case(say("ex1b.case", data=data, limit=limit), args=(data, limit), judge=_compress_judge(data, limit))
         for data, limit in examples
     ]
 
@@ -153,15 +122,7 @@ ex1a = Exercise(
     solution_file="ex01_tool.py",
     cases=_loyalty_cases,
     precheck=_tool_precheck,
-    hints=(
-        "@tool reads three things: the type hint of each parameter, the first lines of the docstring "
-        "(the description the model reads) and one line per parameter under Args:.",
-        "Look the id up with LOYALTY_POINTS.get(customer_id); when that gives None, raise "
-        "NotFound(...) with a message naming the id. A customer with 0 points still exists.",
-        "Shape: @tool, then def query_loyalty_points(customer_id: str) -> dict:, a docstring "
-        "'Loyalty points and tier of one customer.' with an Args: line 'customer_id: The customer "
-        'id, for example "CUST-0042".\', then the lookup.',
-    ),
+    hints=Hints("ex1a"),
 )
 
 ex1b = Exercise(
@@ -169,11 +130,5 @@ ex1b = Exercise(
     function_name="compress",
     solution_file="ex01_tool.py",
     cases=_compress_cases,
-    hints=(
-        "Three parts: '<N> fields: ', the shown key=value pairs joined by ', ', and ' (+M more)' only "
-        "when some fields were left out. N counts every field in data.",
-        "list(data.items())[:max_fields] keeps the first max_fields pairs in the dict's order; "
-        "f'{key}={value}' formats one pair.",
-        "M is len(data) minus the number shown; add the ' (+M more)' suffix only when M > 0.",
-    ),
+    hints=Hints("ex1b"),
 )

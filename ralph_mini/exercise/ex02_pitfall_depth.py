@@ -8,35 +8,25 @@ import re
 from typing import Any
 
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.react import WRONG_STATUSES
 
 
 def _stop_judge(statuses: list[str], depth: int) -> Judge:
     wrong = [s for s in statuses if s in WRONG_STATUSES]
-    listed = f"{len(wrong)} wrong call(s)" + (f" ({', '.join(wrong)})" if wrong else "")
+    listed = say("ex2.listed", count=len(wrong)) + (f" ({', '.join(wrong)})" if wrong else "")
 
     def judge(returned: Any) -> str | None:
         if len(wrong) <= depth:
             if returned is None:
                 return None
-            return (
-                f"you returned {short_repr(returned)}; expected None (go on): {listed} is not more "
-                f"than max_pitfall_depth={depth}"
-            )
+            return say("ex2.expected_none", returned=short_repr(returned), listed=listed, depth=depth)
         if returned is None or returned is False:
-            return (
-                f"you returned {returned!r}; expected a reason string: {listed} is more than "
-                f"max_pitfall_depth={depth}"
-            )
+            return say("ex2.expected_reason", returned=returned, listed=listed, depth=depth)
         if not isinstance(returned, str):
-            return (
-                f"you returned {short_repr(returned)}; the reason must be a str for the trace's stop_reason"
-            )
+            return say("ex2.reason_not_str", returned=short_repr(returned))
         if "max_pitfall_depth" not in returned or not re.search(rf"\b{len(wrong)}\b", returned):
-            return (
-                f"your reason {returned!r} should name max_pitfall_depth and the number of wrong "
-                "calls, so a reader of the log sees why the run stopped"
-            )
+            return say("ex2.vague_reason", returned=returned)
         return None
 
     return judge
@@ -57,7 +47,7 @@ def _stop_cases() -> list[Case]:
     ]
     return [
         Case(
-            f"for statuses={statuses} and max_pitfall_depth={depth}",
+            say("ex2.case", statuses=statuses, depth=depth),
             args=(statuses, depth),
             judge=_stop_judge(statuses, depth),
         )
@@ -70,11 +60,5 @@ ex2 = Exercise(
     function_name="should_stop",
     solution_file="ex02_pitfall_depth.py",
     cases=_stop_cases,
-    hints=(
-        "Count only the wrong statuses (WRONG_STATUSES); 'ok' and 'not_found' are normal outcomes. "
-        "They need not be in a row.",
-        "The run may go on while the count is at most max_pitfall_depth: stop only when it is strictly more.",
-        "wrong = sum(1 for s in statuses if s in WRONG_STATUSES); when wrong > max_pitfall_depth "
-        "return f'max_pitfall_depth: {wrong} wrong calls', otherwise return None.",
-    ),
+    hints=Hints("ex2"),
 )

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.reflect import SECTIONS
 from ralph_mini.worlds.orders import words
 
@@ -58,21 +59,20 @@ def _validate_judge(text: str, expected: list[tuple[str, str]]) -> Judge:
     def judge(returned: Any) -> str | None:
         show = f"\n{text}\n"
         if not isinstance(returned, list) or not all(isinstance(p, str) for p in returned):
-            return f"you returned {short_repr(returned)}; expected a list of problem strings"
+            return say("ex3.not_a_list", returned=short_repr(returned))
         kinds = [p.split(":", 1)[0].strip().lower() for p in returned]
         unknown = [p for p, k in zip(returned, kinds, strict=True) if k not in PROBLEM_KINDS]
         if unknown:
-            return (
-                f"the problem {unknown[0]!r} does not start with one of the kinds "
-                f"{', '.join(PROBLEM_KINDS)} and a colon"
-            )
+            return say("ex3.unknown_kind", problem=unknown[0], kinds=", ".join(PROBLEM_KINDS))
         have, need = Counter(kinds), Counter(kind for kind, _ in expected)
         for kind in PROBLEM_KINDS:
             if have[kind] != need[kind]:
-                return f"{_miscount(kind, have[kind], need[kind])}.{show}Your problems: {returned}"
+                problem = _miscount(kind, have[kind], need[kind])
+                return say("ex3.your_problems", problem=problem, text=show, returned=returned)
         for kind, word in expected:
             if word and not any(k == kind and word in p for k, p in zip(kinds, returned, strict=True)):
-                return f"your {kind!r} problem should name {word!r}.{show}Your problems: {returned}"
+                problem = say("ex3.name_it", kind=kind, word=word)
+                return say("ex3.your_problems", problem=problem, text=show, returned=returned)
         return None
 
     return judge
@@ -80,19 +80,20 @@ def _validate_judge(text: str, expected: list[tuple[str, str]]) -> Judge:
 
 def _miscount(kind: str, have: int, need: int) -> str:
     if not have:
-        return f"you did not report a {kind!r} problem"
+        return say("ex3.not_reported", kind=kind)
     if not need:
-        return f"you reported a {kind!r} problem, but this reflection has none"
-    said = f"you reported {have} {kind!r} problems, but this reflection has {need}"
+        return say("ex3.has_none", kind=kind)
+    said = say("ex3.miscounted", have=have, kind=kind, need=need)
     if kind == "out of order" and have > need:
-        said += " (report it once for the whole text, however many headings are out of place)"
+        said += say("ex3.report_once")
     return said
 
 
 def _example(label: str, text: str, *expected: str, max_words: int | None = None) -> Case:
-    """A case from a reflection and its problems, written 'kind' or 'kind: word it must name'."""
+    """A case from a reflection and its problems, written 'kind' or 'kind: word it must name'; ``label``
+    names the reflection (``ex3.<label>`` in the message tables)."""
     kwargs = {} if max_words is None else {"max_words": max_words}
-    shown = f"for {label}" + (f" (max_words={max_words})" if kwargs else "")
+    shown = say("ex3.case_words" if kwargs else "ex3.case", label=say(f"ex3.{label}"), max_words=max_words)
     pairs = [(kind, word) for kind, _, word in (problem.partition(": ") for problem in expected)]
     return Case(shown, args=(text,), kwargs=kwargs, judge=_validate_judge(text, pairs))
 
@@ -118,32 +119,30 @@ def _validate_cases() -> list[Case]:
     )
     star_bullet = GOOD_REFLECTION.replace(f"- {DATABASE} repeated", f"* {DATABASE} repeated")
     return [
-        _example("the template's own example", GOOD_REFLECTION),
-        _example("sections that say '- none'", _reflection(EFFECTIVE, NONE, NONE, "- None")),
-        _example("no AVOID section", without_avoid, "missing section: AVOID"),
+        _example("own_example", GOOD_REFLECTION),
+        _example("says_none", _reflection(EFFECTIVE, NONE, NONE, "- None")),
+        _example("no_avoid", without_avoid, "missing section: AVOID"),
         _example(
-            "only two sections",
+            "two_sections",
             only_two,
             "missing section: INEFFECTIVE STEPS",
             "missing section: REUSABLE RULES",
         ),
-        _example("a vague item", _reflection("- be more careful next time", NONE, RULE, NONE), "vague"),
-        _example("fields but no tool", _reflection(*fields_only)),
-        _example("an item of 31 words", _reflection(long_item, NONE, RULE, NONE), "too long"),
-        _example("an item of exactly 30 words", _reflection(thirty, NONE, RULE, NONE)),
-        _example("a smaller max_words", GOOD_REFLECTION, "too long", "too long", max_words=8),
-        _example("a rule outside the grammar", _reflection(EFFECTIVE, NONE, off_grammar, NONE), "not a rule"),
-        _example("a vague rule", _reflection(EFFECTIVE, NONE, "- try harder", NONE), "vague", "not a rule"),
-        _example("a specific order id", _reflection(*with_ids), "specific id", "specific id"),
-        _example(
-            "sections out of order", _reflection(EFFECTIVE, NONE, RULE, NONE, order=swapped), "out of order"
-        ),
-        _example("headings in reverse order", backwards, "out of order"),
-        _example("a heading twice", avoid_twice, "out of order"),
-        _example("an empty section", without_avoid + "\nAVOID:", "empty section: AVOID"),
-        _example("a line before the first heading", "Here is my reflection.\n" + GOOD_REFLECTION),
-        _example("headings in title case", title_case),
-        _example("a bullet without '- '", star_bullet, "empty section: INEFFECTIVE STEPS"),
+        _example("vague_item", _reflection("- be more careful next time", NONE, RULE, NONE), "vague"),
+        _example("fields_no_tool", _reflection(*fields_only)),
+        _example("item_31_words", _reflection(long_item, NONE, RULE, NONE), "too long"),
+        _example("item_30_words", _reflection(thirty, NONE, RULE, NONE)),
+        _example("smaller_max_words", GOOD_REFLECTION, "too long", "too long", max_words=8),
+        _example("off_grammar", _reflection(EFFECTIVE, NONE, off_grammar, NONE), "not a rule"),
+        _example("vague_rule", _reflection(EFFECTIVE, NONE, "- try harder", NONE), "vague", "not a rule"),
+        _example("order_id", _reflection(*with_ids), "specific id", "specific id"),
+        _example("out_of_order", _reflection(EFFECTIVE, NONE, RULE, NONE, order=swapped), "out of order"),
+        _example("reversed", backwards, "out of order"),
+        _example("heading_twice", avoid_twice, "out of order"),
+        _example("empty_section", without_avoid + "\nAVOID:", "empty section: AVOID"),
+        _example("line_before", "Here is my reflection.\n" + GOOD_REFLECTION),
+        _example("title_case", title_case),
+        _example("star_bullet", star_bullet, "empty section: INEFFECTIVE STEPS"),
     ]
 
 
@@ -152,15 +151,5 @@ ex3 = Exercise(
     function_name="validate_reflection",
     solution_file="ex03_template_validator.py",
     cases=_validate_cases,
-    hints=(
-        "First split the text into sections: walk the stripped lines; a line ending in ':' whose "
-        "text before the colon, upper-cased, is in SECTIONS starts a section; a line starting with "
-        "'- ' is an item of the current one; ignore the rest. Then check the structure, then each item.",
-        "Structure: a name never seen -> 'missing section: NAME'; headings in the wrong order (or "
-        "twice) -> one 'out of order: ...'; a section with no items -> 'empty section: NAME'. Skip "
-        "items that are just 'none' in the item checks.",
-        "Per item: len(item.split()) > max_words -> 'too long'; no word of VOCAB in item.lower() -> "
-        "'vague'; ID_RE.search(item) -> 'specific id'; in REUSABLE RULES, parse_rule(item) raising "
-        "RuleSyntaxError -> 'not a rule'.",
-    ),
+    hints=Hints("ex3"),
 )

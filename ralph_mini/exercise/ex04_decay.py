@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.memory import MemoryConfig, decay_factor
 
 DEFAULTS = {"half_life_days": 7.0, "stale_after_days": 14.0, "stale_factor": 0.5, "expire_after_days": 30.0}
@@ -41,36 +42,30 @@ def _weight_judge(c: float, d: float, params: dict) -> Judge:
 
     def judge(returned: Any) -> str | None:
         if isinstance(returned, bool) or not isinstance(returned, int | float):
-            return f"you returned {short_repr(returned)}; expected a float"
+            return say("ex4.not_a_float", returned=short_repr(returned))
 
         def near(x: float) -> bool:
             return math.isclose(returned, x, rel_tol=1e-9, abs_tol=1e-12)
 
         if near(want):
             return None
-        said = f"you returned {returned!r}"
+        values = {"returned": returned, "days": d, "expire": e, "stale": s, "factor": f}
         if d > e:
-            return f"{said}; after expire_after_days={e} the experience has expired: its weight is 0.0"
+            return say("ex4.expired", **values)
         if d == e and near(0.0):
-            return f"{said}; exactly expire_after_days={e} days is not expired yet (only more than it is)"
+            return say("ex4.expired_at_boundary", **values)
         if d == s and near(want * f):
-            return f"{said}; exactly stale_after_days={s} days is not stale yet (only more than it is)"
+            return say("ex4.stale_at_boundary", **values)
         if d > s and near(want / f):
-            return (
-                f"{said}; {d} days is more than stale_after_days={s}, so the weight must also be "
-                f"multiplied by stale_factor={f}"
-            )
+            return say("ex4.forgot_stale", **values)
         stale = f if d > s else 1.0
         if near(c * math.exp(-d / h) * stale) or near(c * math.exp(-d / h)):
-            return (
-                f"{said}; that is e ** (-days / half_life): a half-life means the weight halves every "
-                "half_life_days, so the base is 0.5, not e"
-            )
+            return say("ex4.base_e", **values)
         if c and near(want / c):
-            return f"{said}; the weight must be proportional to confidence={c}"
+            return say("ex4.confidence", confidence=c, **values)
         if params and near(weight_closed_form(c, d)):
-            return f"{said}, the value for the default settings: use the arguments given ({params})"
-        return f"{said}; expected {want!r} (confidence times the half-life decay, then stale and expiry)"
+            return say("ex4.defaults", params=params, **values)
+        return say("ex4.expected", want=want, **values)
 
     return judge
 
@@ -95,7 +90,10 @@ def _weight_cases() -> list[Case]:
     points += [(0.75, day / 2, {}) for day in range(0, 81)]  # every half day from 0 to 40
     return [
         Case(
-            f"for confidence={c}, days_since_hit={d}" + "".join(f", {k}={v}" for k, v in p.items()),
+            say(
+                "ex4.case",
+                settings=f"confidence={c}, days_since_hit={d}" + "".join(f", {k}={v}" for k, v in p.items()),
+            ),
             args=(c, d),
             kwargs=p,
             judge=_weight_judge(c, d, p),
@@ -109,12 +107,5 @@ ex4 = Exercise(
     function_name="experience_weight",
     solution_file="ex04_decay.py",
     cases=_weight_cases,
-    hints=(
-        "Three rules, checked in this order: expired (more than expire_after_days) -> 0.0; otherwise "
-        "decay by the half-life; and if more than stale_after_days, multiply by stale_factor.",
-        "A half-life of 7 days means: after 7 days the weight is half, after 14 a quarter. "
-        "That is 0.5 ** (days_since_hit / half_life_days), not math.exp(...).",
-        "'More than' is strict: days_since_hit > stale_after_days and days_since_hit > "
-        "expire_after_days. Exactly 14 days is not stale; exactly 30 is not expired.",
-    ),
+    hints=Hints("ex4"),
 )

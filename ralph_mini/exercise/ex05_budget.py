@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.model import count_tokens
 from ralph_mini.worlds.orders import words
 
@@ -47,68 +48,61 @@ def _select_judge(candidates: list, budget: int, max_items: int, counter: Callab
 
     def judge(returned: Any) -> str | None:
         if candidates != original:
-            return f"you changed the candidates list you were given (now {candidates}): sort a copy"
+            return say("ex5.changed_candidates", candidates=candidates)
         if not isinstance(returned, list):
-            return f"you returned {short_repr(returned)}; expected a list of lesson texts"
+            return say("ex5.not_a_list", returned=short_repr(returned))
         if returned == want:
             return None
         odd = next((x for x in returned if not isinstance(x, str) or x not in score), None)
         if isinstance(odd, tuple):
-            return f"you returned {returned}; return the lesson texts, not (text, score) pairs"
+            return say("ex5.pairs", returned=returned)
         if odd is not None:
-            return f"you returned {returned}; {odd!r} is not one of the lesson texts given"
+            return say("ex5.unknown_lesson", returned=returned, odd=odd)
         if len(set(returned)) < len(returned):
-            return f"you returned {returned}; a lesson appears twice"
+            return say("ex5.twice", returned=returned)
         used = sum(counter(x) for x in returned)
         if used > budget:
-            return f"your lessons use {used} tokens, more than budget_tokens={budget}: never exceed it"
+            return say("ex5.over_budget", used=used, budget=budget)
         if len(returned) > max_items:
-            return f"you returned {len(returned)} lessons; take at most max_items={max_items}"
+            return say("ex5.too_many", count=len(returned), max_items=max_items)
         if sorted(returned) == sorted(want):
-            return (
-                f"you returned the right lessons in the wrong order {returned}: highest score "
-                "first; equal scores keep their order in candidates"
-            )
+            return say("ex5.wrong_order", returned=returned)
         if (
             returned
             and counter is not count_tokens
             and returned == budgeted_selection(original, budget, max_items, count_tokens)
         ):
-            return (
-                f"you returned {returned}, what the kit's count_tokens gives; measure lessons with "
-                f"the count_tokens argument you were given (here {counter.__name__})"
-            )
+            return say("ex5.global_counter", returned=returned, counter=counter.__name__)
         if returned == want[: len(returned)]:
             later = want[len(returned)]
             ranked = [lesson for lesson, _ in sorted(original, key=lambda pair: -pair[1])]
             skipped = [x for x in ranked[: ranked.index(later)] if x not in returned]
-            if skipped:
-                advice = "skip a lesson that does not fit and keep looking"
-            else:
-                advice = "a lesson fits when its tokens are at most the budget left"
-            return (
-                f"you returned {returned} and stopped; but {later!r} (score {score[later]}, "
-                f"{counter(later)} tokens) still fits in the {budget - used} tokens left: {advice}"
+            advice = say("ex5.skip_misfit" if skipped else "ex5.fits_when")
+            return say(
+                "ex5.stopped",
+                returned=returned,
+                later=later,
+                score=score[later],
+                tokens=counter(later),
+                left=budget - used,
+                advice=advice,
             )
-        return (
-            f"you returned {returned}; go through candidates by descending score, take each "
-            "lesson that fits in the budget left, stop at max_items"
-        )
+        return say("ex5.walk", returned=returned)
 
     return judge
 
 
 def _select_cases() -> list[Case]:
-    examples = [  # (label, candidates, budget_tokens, other arguments); count_tokens=count_words
-        ("three lessons that all fit", [(CACHE_HIT, 0.9), (FRESH_PENDING, 0.5), (START_CACHE, 0.7)], 40, {}),
+    examples = [  # (label key, candidates, budget_tokens, other arguments); count_tokens=count_words
+        ("all_fit", [(CACHE_HIT, 0.9), (FRESH_PENDING, 0.5), (START_CACHE, 0.7)], 40, {}),
         (
-            "a lesson that does not fit, then one that does",
+            "misfit_then_fit",
             [(CACHE_HIT, 0.9), (FRESH_PENDING, 0.8), (DB_MISS, 0.7)],
             15,
             {},
         ),
         (
-            "five small lessons",
+            "five_small",
             [
                 (DB_MISS, 0.2),
                 (START_CACHE, 0.3),
@@ -119,12 +113,12 @@ def _select_cases() -> list[Case]:
             100,
             {},
         ),
-        ("max_items=1", [(START_CACHE, 0.4), (CACHE_HIT, 0.6)], 100, {"max_items": 1}),
-        ("equal scores", [(START_CACHE, 0.5), (CACHE_HIT, 0.5), (DB_MISS, 0.5)], 100, {}),
-        ("a budget exactly the size of the lesson", [(CACHE_HIT, 0.9)], 8, {}),
-        ("a budget of 0", [(CACHE_HIT, 0.9), (DB_MISS, 0.8)], 0, {}),
-        ("no candidates", [], 50, {}),
-        ("max_items=0", [(CACHE_HIT, 0.9)], 50, {"max_items": 0}),
+        ("max_items_1", [(START_CACHE, 0.4), (CACHE_HIT, 0.6)], 100, {"max_items": 1}),
+        ("equal_scores", [(START_CACHE, 0.5), (CACHE_HIT, 0.5), (DB_MISS, 0.5)], 100, {}),
+        ("exact_budget", [(CACHE_HIT, 0.9)], 8, {}),
+        ("budget_0", [(CACHE_HIT, 0.9), (DB_MISS, 0.8)], 0, {}),
+        ("no_candidates", [], 50, {}),
+        ("max_items_0", [(CACHE_HIT, 0.9)], 50, {"max_items": 0}),
     ]
     cases = []
     for label, candidates, budget, extra in examples:
@@ -133,7 +127,7 @@ def _select_cases() -> list[Case]:
         judge = _select_judge(candidates, budget, kwargs.get("max_items", 3), count_words)
         cases.append(
             Case(
-                f"for {label} (budget_tokens={budget}, count_tokens=count_words{shown})",
+                say("ex5.case", label=say(f"ex5.{label}"), budget=budget, settings=shown),
                 args=(candidates, budget),
                 kwargs=kwargs,
                 judge=judge,
@@ -142,7 +136,7 @@ def _select_cases() -> list[Case]:
     default = [(CACHE_HIT, 0.9), (FRESH_PENDING, 0.8), (START_CACHE, 0.7)]
     budget = count_tokens(CACHE_HIT) + count_tokens(START_CACHE)
     judge = _select_judge(default, budget, 3, count_tokens)
-    shown = f"for the kit's default count_tokens (budget_tokens={budget})"
+    shown = say("ex5.case_default", budget=budget)
     return cases + [Case(shown, args=(default, budget), judge=judge)]
 
 
@@ -151,12 +145,5 @@ ex5 = Exercise(
     function_name="select_lessons",
     solution_file="ex05_budget.py",
     cases=_select_cases,
-    hints=(
-        "Sort a copy of candidates by score, highest first; Python's sort is stable, so equal scores "
-        "keep their input order. Use the count_tokens you were given, not a global one.",
-        "Keep the budget left over. A lesson that does not fit is skipped, not the end: a shorter one "
-        "further down may still fit. Stop as soon as you hold max_items lessons.",
-        "for lesson, _ in sorted(candidates, key=lambda pair: -pair[1]): stop when len(chosen) == "
-        "max_items; if count_tokens(lesson) <= left: take it and subtract its tokens.",
-    ),
+    hints=Hints("ex5"),
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from ralph_mini.exercise.build_track import BUILD_SOLUTIONS
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.model import ModelReply, ToolCall
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import Step, build_system_prompt, run_react
@@ -24,10 +25,6 @@ from ralph_mini.worlds import orders
 from ralph_mini.worlds.orders import words
 
 TEXT = "text"  # a script line with no tool call: ("text", content)
-NEVER_CRASH = (
-    "a bad call is the model's mistake, not your loop's: turn it into a step with status 'wrong_tool' or "
-    "'error' and an observation starting 'error:', and go on"
-)
 
 
 class ScriptError(Exception):
@@ -51,17 +48,11 @@ class Scripted:
         turn = len(self.requests)
         problem = self.problem(messages, tools, turn)
         if problem:
-            raise ScriptError(f"request {turn} {problem}")
+            raise ScriptError(say("ex6.request", turn=turn, problem=problem))
         if turn > self.max_steps:
-            raise ScriptError(
-                f"the model was asked a turn too many: {turn} turns with max_steps={self.max_steps}; stop "
-                "after max_steps model turns and return (None, steps)"
-            )
+            raise ScriptError(say("ex6.turn_too_many", turn=turn, max_steps=self.max_steps))
         if turn > len(self.script) and not self.forever:
-            raise ScriptError(
-                "the model was asked again after it replied 'Final answer: {...}' with no tool call: "
-                "return (answer, steps) as soon as a reply has no tool call and a final answer"
-            )
+            raise ScriptError(say("ex6.asked_after_final"))
         line = self.script[min(turn, len(self.script)) - 1]
         if line[0] == TEXT:
             return ModelReply(content=line[1])
@@ -74,27 +65,21 @@ class Scripted:
     def problem(self, messages: Any, tools: Any, turn: int) -> str | None:
         """What a real API would say about this request, as a fix to make; None when it is fine."""
         if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m for m in messages):
-            return "is not a list of {'role': ..., 'content': ...} messages"
+            return say("ex6.not_messages")
         if tools != self.schemas:
-            return "has the wrong tools: pass the tools' schemas, [t.schema() for t in tools]"
+            return say("ex6.wrong_tools")
         if len(messages) < 2 or messages[0].get("role") != "system":
-            return "does not start with the system prompt: build_system_prompt(task.system_prompt, lessons)"
+            return say("ex6.no_system_prompt")
         if messages[0].get("content") != self.system:
             missing = [lesson for lesson in self.lessons if lesson not in str(messages[0].get("content"))]
             if missing:
-                return (
-                    f"has a system prompt without the lesson {missing[0]!r}: build it with "
-                    "build_system_prompt(task.system_prompt, lessons)"
-                )
-            return "has another system prompt: build it with build_system_prompt(task.system_prompt, lessons)"
+                return say("ex6.lesson_missing", lesson=missing[0])
+            return say("ex6.other_system_prompt")
         if messages[1] != {"role": "user", "content": self.task.question}:
-            return "does not ask the task's question: the second message is {'role': 'user', ...}"
+            return say("ex6.no_question")
         replies = sum(1 for m in messages if m["role"] == "assistant")
         if replies < turn - 1:
-            return (
-                f"holds {replies} of the model's {turn - 1} earlier replies: append each reply to the "
-                "messages (reply.to_message()) before its observations"
-            )
+            return say("ex6.replies_missing", replies=replies, earlier=turn - 1)
         return answered_problem(messages)
 
 
@@ -106,25 +91,16 @@ def answered_problem(messages: list[dict]) -> str | None:
         if message["role"] == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in waiting:
-                return (
-                    f"has a tool message with tool_call_id {call_id!r}, which answers no tool call of the "
-                    "assistant message before it: use call.id, and append the reply before its observations"
-                )
+                return say("ex6.unknown_call_id", call_id=call_id)
             waiting.remove(call_id)
             continue
         if waiting:
-            sent = f" (you sent role {message['role']!r})" if message["role"] != "assistant" else ""
-            return (
-                f"leaves tool call {waiting[0]} unanswered{sent}: after each call append "
-                f"{{'role': 'tool', 'tool_call_id': '{waiting[0]}', 'content': observation}}"
-            )
+            sent = say("ex6.sent_role", role=message["role"]) if message["role"] != "assistant" else ""
+            return say("ex6.unanswered", call=waiting[0], sent=sent)
         if message["role"] == "assistant":
             waiting = [call["id"] for call in message.get("tool_calls") or []]
     if waiting:
-        return (
-            f"leaves tool call {waiting[0]} unanswered: every call of a reply gets its observation, "
-            f"{{'role': 'tool', 'tool_call_id': '{waiting[0]}', 'content': observation}}"
-        )
+        return say("ex6.unanswered_at_end", call=waiting[0])
     return None
 
 
@@ -150,33 +126,25 @@ def _expected_steps(task: Task, tools: list, script: list) -> list[tuple[str, st
 
 def _steps_problem(steps: Any, expected: list[tuple[str, str, str]], known: list[str]) -> str | None:
     if not isinstance(steps, list) or not all(isinstance(s, Step) for s in steps):
-        return (
-            f"your steps are {short_repr(steps)}; return a list of Step records, one per tool call: "
-            "Step(index, thought, tool, arguments, status, observation, call_id=call.id)"
-        )
+        return say("ex6.steps_not_a_list", steps=short_repr(steps))
     if len(steps) != len(expected):
-        return f"you returned {len(steps)} steps, expected {len(expected)}: one Step per tool call"
+        return say("ex6.step_count", count=len(steps), expected=len(expected))
     indexes = [s.index for s in steps]
     if indexes != list(range(1, len(steps) + 1)):
-        return f"your steps are numbered {indexes}; number them 1, 2, ... in the order the calls were made"
+        return say("ex6.numbering", indexes=indexes)
     for step, (tool, status, prefix) in zip(steps, expected, strict=True):
-        where = f"step {step.index} ({tool})"
+        where = say("ex6.where", index=step.index, tool=tool)
         if step.tool != tool:
-            return f"{where} has tool {step.tool!r}: record the name the model called"
+            return say("ex6.step_tool", where=where, got=step.tool)
         if step.status != status:
-            why = {
-                "not_found": "the tool raised NotFound: 'no such order' is a normal outcome, 'not_found'",
-                "wrong_tool": "no tool has that name: the model's mistake, status 'wrong_tool'",
-                "error": "the call raised: status 'error'",
-                "ok": "the tool answered: status 'ok'",
-            }[status]
-            return f"{where} has status {step.status!r}, expected {status!r}: {why}"
+            why = say(f"ex6.why_{status}")  # why_ok, why_not_found, why_wrong_tool, why_error
+            return say("ex6.step_status", where=where, got=step.status, status=status, why=why)
         if not str(step.observation).startswith(prefix):
-            return f"{where} has the observation {step.observation!r}; it must start {prefix!r}"
+            return say("ex6.step_observation", where=where, observation=step.observation, prefix=prefix)
         if status == "wrong_tool" and not all(name in step.observation for name in known):
-            return f"{where}: the observation should list the known tools, so the model can correct itself"
+            return say("ex6.list_tools", where=where)
         if step.call_id != f"call_{step.index}":
-            return f"{where} has call_id {step.call_id!r}; keep the id of the call it answers (call.id)"
+            return say("ex6.call_id", where=where, call_id=step.call_id)
     return None
 
 
@@ -187,27 +155,18 @@ def _react_judge(
 
     def judge(returned: Any) -> str | None:
         if not isinstance(returned, tuple) or len(returned) != 2:
-            return f"you returned {short_repr(returned)}; return the pair (answer, steps)"
+            return say("ex6.not_a_pair", returned=short_repr(returned))
         got, steps = returned
         if isinstance(got, str):
-            return (
-                f"your answer is the text {got[:60]!r}; return the JSON object after 'Final answer:' "
-                "as a dict (parse_final_answer)"
-            )
+            return say("ex6.answer_is_text", text=got[:60])
         asked = len(model.requests) if model else turns
         if asked < turns and model.forever:
-            return (
-                f"you asked the model {asked} times with max_steps={model.max_steps}: a run gets max_steps "
-                "model turns, then returns (None, steps)"
-            )
+            return say("ex6.past_max_steps", asked=asked, max_steps=model.max_steps)
         if asked < turns:
-            return (
-                f"you stopped after {asked} model turns, before the final answer: a reply with neither a "
-                "tool call nor 'Final answer:' is not the end; tell the model and go on"
-            )
+            return say("ex6.stopped_early", asked=asked)
         if got != answer:
-            then = ": after max_steps turns with no final answer, return None" if answer is None else ""
-            return f"your answer is {short_repr(got)}, expected {answer!r}{then}"
+            then = say("ex6.return_none") if answer is None else ""
+            return say("ex6.wrong_answer", got=short_repr(got), answer=answer, then=then)
         return _steps_problem(steps, expected, known)
 
     return judge
@@ -219,7 +178,8 @@ def _scripted_case(label: str, task: Task, tools: list, script: list, answer, **
     model = Scripted(task, tools, script, lessons, max_steps, forever)
     expected = _expected_steps(task, tools, (script * max_steps if forever else script)[:max_steps])
     judge = _react_judge(model, answer, expected, tools, max_steps if forever else len(script))
-    return Case(f"for {label}", args=(task, model, tools), kwargs=kwargs, judge=judge, why=why)
+    shown = say("ex6.case", label=say(f"ex6.{label}"))
+    return Case(shown, args=(task, model, tools), kwargs=kwargs, judge=judge, why=why and say(why))
 
 
 def _offline_case(task: Task, tools: list, lessons: tuple = ()) -> Case:
@@ -227,7 +187,11 @@ def _offline_case(task: Task, tools: list, lessons: tuple = ()) -> Case:
     model = OfflineModel(habits=orders.HABITS)
     trace = run_react(task, model, tools, lessons=lessons)
     expected = [(s.tool, s.status, s.observation) for s in trace.steps]
-    shown = f"for the offline model on {task.task_id}" + (f" with lessons {list(lessons)}" if lessons else "")
+    shown = say(
+        "ex6.case_offline_lessons" if lessons else "ex6.case_offline",
+        task=task.task_id,
+        lessons=list(lessons),
+    )
     judge = _react_judge(None, trace.answer, expected, tools, trace.model_calls)
     return Case(shown, args=(task, model, tools), kwargs={"lessons": lessons}, judge=judge)
 
@@ -242,18 +206,18 @@ def _react_cases() -> list[Case]:
     gone = {"order_id": "Z999", "status": "not_found"}
     no_order = (TEXT, f"No such order.\nFinal answer: {json.dumps(gone)}")
     start = f"when any task: start with {words.CACHE}"
-    scripted = [  # (what the case is, the script, the answer it ends with, settings)
-        ("one cache look-up, then a final answer", [cache, final], paid, {}),
-        ("an order that does not exist", [[(words.DATABASE, {"order_id": "Z999"})], no_order], gone, {}),
-        ("a tool name the model made up", [[("query_databse", {"order_id": "A123"})], cache, final], paid,
-         {"why": NEVER_CRASH}),
-        ("arguments the tool does not take", [[(words.CACHE, {"order": "A123"})], cache, final], paid,
-         {"why": NEVER_CRASH}),
-        ("two tool calls in one reply", [[*cache, (words.DATABASE, {"order_id": "A123"})], final], paid, {}),
-        ("a reply with neither a tool call nor a final answer",
+    scripted = [  # (what the case is, as a key of the message tables, the script, its answer, settings)
+        ("one_lookup", [cache, final], paid, {}),
+        ("no_such_order", [[(words.DATABASE, {"order_id": "Z999"})], no_order], gone, {}),
+        ("made_up_tool", [[("query_databse", {"order_id": "A123"})], cache, final], paid,
+         {"why": "ex6.never_crash"}),
+        ("bad_arguments", [[(words.CACHE, {"order": "A123"})], cache, final], paid,
+         {"why": "ex6.never_crash"}),
+        ("two_calls", [[*cache, (words.DATABASE, {"order_id": "A123"})], final], paid, {}),
+        ("no_call_no_answer",
          [(TEXT, "Let me think about which tool to use."), cache, final], paid, {}),
-        ("a model that never answers, max_steps=3", [cache], None, {"max_steps": 3, "forever": True}),
-        ("lessons to follow", [cache, final], paid, {"lessons": [start]}),
+        ("never_answers", [cache], None, {"max_steps": 3, "forever": True}),
+        ("with_lessons", [cache, final], paid, {"lessons": [start]}),
     ]  # fmt: skip
     cases = [
         _scripted_case(label, a123, tools, script, answer, **more) for label, script, answer, more in scripted
@@ -267,20 +231,5 @@ ex6 = Exercise(
     solution_file="ex06_react_loop.py",
     solutions_dir=BUILD_SOLUTIONS,
     cases=_react_cases,
-    hints=(
-        "Start the conversation with two messages: the system prompt "
-        "(build_system_prompt(task.system_prompt, lessons)) and the user's question. Then, at most "
-        "max_steps times: ask the model, append its reply (reply.to_message()), and either finish (no tool "
-        "call) or run each tool call and append what it gave.",
-        "No tool call: answer = parse_final_answer(reply.content or ''); a dict means you are done, "
-        "return (answer, steps); None means the reply was no answer: tell the model with a user message "
-        "and go on. Each tool call: look the tool up by call.name (it may not exist), run "
-        "tool(**json.loads(call.arguments or '{}')) in a try, and catch NotFound before Exception.",
-        "For each call: status and observation are ('ok', 'ok: ' + compress_observation(result)), "
-        "('not_found', f'not_found: {err}'), ('error', f'error: {err}') or, for an unknown name, "
-        "('wrong_tool', f\"error: unknown tool {call.name!r}; known tools are {', '.join(by_name)}\"). "
-        "Then steps.append(Step(len(steps) + 1, reply.content, call.name, call.arguments, status, "
-        "observation, call_id=call.id)) and messages.append({'role': 'tool', 'tool_call_id': call.id, "
-        "'content': observation}). After the loop: return None, steps.",
-    ),
+    hints=Hints("ex6"),
 )

@@ -29,6 +29,7 @@ from ralph_mini.exercise.build_track import (
     canonical_or_none,
 )
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.worlds.orders import words
 
 CACHE_HIT = f"when {words.CACHE} finds the order: skip {words.DATABASE}"
@@ -67,52 +68,48 @@ def _lesson_problem(got: Any, want: Lesson, was: str = "waiting") -> str | None:
     """What is wrong with one record, as the mistake it usually is; None when it is ``want``. ``was``:
     its status before the call."""
     if not isinstance(got, Lesson):
-        return f"the record is {short_repr(got)}; store a Lesson(rule) under the rule's key"
+        return say("ex7.not_a_lesson", record=short_repr(got))
     if got.rule != want.rule:
-        return f"the record's rule is {got.rule!r}; it must be the key, the rule as parse_rule prints it"
+        return say("ex7.wrong_rule", rule=got.rule)
     if was == "invalid" and got != want:
-        return "you changed an invalid lesson: it stays as it is (this teaching memory never brings one back)"
+        return say("ex7.changed_invalid")
     if got.tasks != want.tasks:
         if len(set(got.tasks)) < len(got.tasks):
-            return f"its tasks are {got.tasks}: a task that proposes a rule twice counts once"
-        return f"its tasks are {got.tasks}, expected {want.tasks}: add each new task id once, in order"
+            return say("ex7.task_twice", tasks=got.tasks)
+        return say("ex7.wrong_tasks", tasks=got.tasks, want=want.tasks)
     if was == "waiting" and want.votes == "" and got.votes:
-        return "you voted on a waiting lesson: it was never injected, so it has no votes; leave it as it is"
+        return say("ex7.voted_waiting")
     if got.status != want.status:
         return _status_problem(got, want)
     if got.votes != want.votes:
-        return f"its votes are {got.votes!r}, expected {want.votes!r}: append '+' or '-' for each vote"
+        return say("ex7.wrong_votes", votes=got.votes, want=want.votes)
     if abs(got.weight - want.weight) > 1e-9:
         return _weight_problem(got, want)
     return None
 
 
 def _status_problem(got: Lesson, want: Lesson) -> str:
-    said = f"its status is {got.status!r}, expected {want.status!r}"
+    said = say("ex7.status", got=got.status, want=want.status)
     recent = want.votes[-RECENT_WINDOW:]
+    counts = {"said": said, "window": RECENT_WINDOW, "recent": recent, "downs": recent.count("-")}
     if want.status == "waiting" and got.status == "active":
-        return f"{said}: {len(want.tasks)} task(s) proposed it; it waits for {CONFIRM_TASKS} different tasks"
+        return say("ex7.waits", said=said, count=len(want.tasks), confirm=CONFIRM_TASKS)
     if want.status == "active" and got.status == "waiting":
-        return f"{said}: {len(want.tasks)} different tasks proposed it, so it is confirmed: make it active"
+        return say("ex7.confirmed", said=said, count=len(want.tasks))
     if want.status == "invalid":
-        return f"{said}: its last {RECENT_WINDOW} votes {recent!r} have {recent.count('-')} down, enough"
+        return say("ex7.enough_downs", **counts)
     if got.status == "invalid" and want.votes.count("-") >= RECENT_DOWNS:
-        return (
-            f"{said}: its votes are {want.votes!r}, and only the last {RECENT_WINDOW} count: "
-            f"{recent!r} has {recent.count('-')} down, fewer than {RECENT_DOWNS}"
-        )
+        return say("ex7.only_recent", votes=want.votes, needed=RECENT_DOWNS, **counts)
     if got.status == "invalid":
-        return (
-            f"{said}: {recent.count('-')} down among its last {RECENT_WINDOW} votes; it takes {RECENT_DOWNS}"
-        )
+        return say("ex7.too_few_downs", needed=RECENT_DOWNS, **counts)
     return said
 
 
 def _weight_problem(got: Lesson, want: Lesson) -> str:
-    said = f"its weight is {got.weight:g}, expected {want.weight:g}"
+    said = say("ex7.weight", got=got.weight, want=want.weight)
     if want.votes.endswith("-"):
-        return f"{said}: a down-vote multiplies the weight by DOWN_DECAY ({DOWN_DECAY})"
-    return f"{said}: only a down-vote changes the weight; an up-vote leaves it as it is"
+        return say("ex7.down_decays", said=said, decay=DOWN_DECAY)
+    return say("ex7.up_keeps", said=said)
 
 
 def _propose_judge(memory: dict, before: dict, rule: str, task_id: str) -> Judge:
@@ -121,29 +118,24 @@ def _propose_judge(memory: dict, before: dict, rule: str, task_id: str) -> Judge
 
     def judge(returned: Any) -> str | None:
         if not isinstance(returned, str):
-            return f"you returned {short_repr(returned)}; return the decision as a string ('rejected: ...')"
+            return say("ex7a.not_a_str", returned=short_repr(returned))
         if decision.startswith("rejected"):
-            why = "it does not parse (parse_rule raises RuleSyntaxError)"
-            if INSTANCE_RE.search(rule):
-                why = "it names an instance (INSTANCE_RE): a rule about one order is a special case"
+            why = say("ex7a.why_instance" if INSTANCE_RE.search(rule) else "ex7a.why_not_a_rule")
             if memory != before or not returned.startswith("rejected"):
-                return f"you accepted {rule!r}, but {why}; leave memory as it is and return 'rejected: ...'"
+                return say("ex7a.accepted", rule=rule, why=why)
             return None
         if returned.startswith("rejected"):
-            return f"you rejected a good rule ({returned!r}); only instances and non-rules are refused"
+            return say("ex7a.rejected_good", returned=returned)
         extra = sorted(set(memory) - set(want))
         if extra:
-            return (
-                f"memory got the key {extra[0]!r}, expected only {sorted(want)}: one record per rule, "
-                f"keyed by str(parse_rule(rule)), so '{rule}' and its canonical form are one lesson"
-            )
+            return say("ex7a.extra_key", key=extra[0], keys=sorted(want), rule=rule)
         missing = sorted(set(want) - set(memory))
         if missing:
-            return f"memory has no record under {missing[0]!r}: store the Lesson under the canonical rule"
+            return say("ex7a.missing_key", key=missing[0])
         for key in want:
             problem = _lesson_problem(memory[key], want[key], before[key].status if key in before else "new")
             if problem:
-                return f"for the lesson {key!r}, {problem}"
+                return say("ex7a.for_lesson", key=key, problem=problem)
         return None
 
     return judge
@@ -154,8 +146,9 @@ def _memory(*lessons: Lesson) -> dict[str, Lesson]:
 
 
 def _propose_case(label: str, before: dict, rule: str, task_id: str) -> Case:
+    """``label`` names the memory: ``ex7a.<label>`` in the message tables."""
     memory = copy.deepcopy(before)
-    shown = f"for {label}: propose(memory, {rule!r}, {task_id!r})"
+    shown = say("ex7a.case", label=say(f"ex7a.{label}"), rule=rule, task_id=task_id)
     return Case(shown, args=(memory, rule, task_id), judge=_propose_judge(memory, before, rule, task_id))
 
 
@@ -165,16 +158,16 @@ def _propose_cases() -> list[Case]:
     invalid = _memory(Lesson(CACHE_HIT, "invalid", ["T001", "T002"], "+--", 0.25))
     reworded = f"When {words.CACHE} finds the order: skip {words.DATABASE}."
     return [
-        _propose_case("an empty memory", {}, CACHE_HIT, "T001"),
-        _propose_case("a rule T001 proposed", waiting, CACHE_HIT, "T002"),
-        _propose_case("a rule T001 proposed", waiting, CACHE_HIT, "T001"),
-        _propose_case("a rule T001 proposed, in other words", waiting, reworded, "T002"),
-        _propose_case("a second rule", waiting, FRESH_PENDING, "T002"),
-        _propose_case("an active rule", active, CACHE_HIT, "T003"),
-        _propose_case("a rule naming an order", {}, f"when {words.CACHE} finds the B456: answer", "T001"),
-        _propose_case("a rule naming an order", waiting, f"{CACHE_HIT} for order A123", "T002"),
-        _propose_case("a sentence that is not a rule", {}, f"always call {words.CACHE} first", "T001"),
-        _propose_case("an invalid lesson", invalid, CACHE_HIT, "T009"),
+        _propose_case("empty", {}, CACHE_HIT, "T001"),
+        _propose_case("proposed", waiting, CACHE_HIT, "T002"),
+        _propose_case("proposed", waiting, CACHE_HIT, "T001"),
+        _propose_case("reworded", waiting, reworded, "T002"),
+        _propose_case("second_rule", waiting, FRESH_PENDING, "T002"),
+        _propose_case("active_rule", active, CACHE_HIT, "T003"),
+        _propose_case("names_order", {}, f"when {words.CACHE} finds the B456: answer", "T001"),
+        _propose_case("names_order", waiting, f"{CACHE_HIT} for order A123", "T002"),
+        _propose_case("not_a_rule", {}, f"always call {words.CACHE} first", "T001"),
+        _propose_case("invalid", invalid, CACHE_HIT, "T009"),
     ]
 
 
@@ -184,9 +177,9 @@ def _vote_case(label: str, lesson: Lesson, up: bool) -> Case:
 
     def judge(returned: Any) -> str | None:
         problem = _lesson_problem(mine, want, lesson.status)
-        return f"after the vote {problem}" if problem else None
+        return say("ex7b.after_vote", problem=problem) if problem else None
 
-    shown = f"for {label} (votes {lesson.votes!r}, weight {lesson.weight:g}) and up={up}"
+    shown = say("ex7b.case", label=say(f"ex7b.{label}"), votes=lesson.votes, weight=lesson.weight, up=up)
     return Case(shown, args=(mine, up), judge=judge)
 
 
@@ -195,16 +188,16 @@ def _vote_cases() -> list[Case]:
         return Lesson(CACHE_HIT, "active", ["T001", "T002"], votes, weight)
 
     return [
-        _vote_case("a new active lesson", active(), True),
-        _vote_case("a new active lesson", active(), False),
-        _vote_case("an active lesson", active("+-", 0.5), False),
-        _vote_case("an active lesson", active("-++", 0.5), False),
-        _vote_case("an active lesson", active("-", 0.5), True),
-        _vote_case("an active lesson", active("-+", 0.5), False),
-        _vote_case("an active lesson", active("++++"), True),
-        _vote_case("a waiting lesson", Lesson(CACHE_HIT, tasks=["T001"]), True),
-        _vote_case("a waiting lesson", Lesson(CACHE_HIT, tasks=["T001"]), False),
-        _vote_case("an invalid lesson", Lesson(CACHE_HIT, "invalid", ["T1", "T2"], "+--", 0.25), True),
+        _vote_case("new_active", active(), True),
+        _vote_case("new_active", active(), False),
+        _vote_case("active", active("+-", 0.5), False),
+        _vote_case("active", active("-++", 0.5), False),
+        _vote_case("active", active("-", 0.5), True),
+        _vote_case("active", active("-+", 0.5), False),
+        _vote_case("active", active("++++"), True),
+        _vote_case("waiting", Lesson(CACHE_HIT, tasks=["T001"]), True),
+        _vote_case("waiting", Lesson(CACHE_HIT, tasks=["T001"]), False),
+        _vote_case("invalid", Lesson(CACHE_HIT, "invalid", ["T1", "T2"], "+--", 0.25), True),
     ]
 
 
@@ -214,18 +207,7 @@ ex7a = Exercise(
     solution_file="ex07_memory_vote.py",
     solutions_dir=BUILD_SOLUTIONS,
     cases=_propose_cases,
-    hints=(
-        "Guard first, then count. A rule naming an order, customer or transaction (INSTANCE_RE.search) "
-        "or outside the grammar (parse_rule raises RuleSyntaxError) is refused: return 'rejected: ...' "
-        "and leave memory alone. Otherwise find or make its one record, add the task, decide its status.",
-        "The key is str(parse_rule(rule)), so two wordings of a rule are one lesson; "
-        "memory.setdefault(key, Lesson(key)) finds or makes it. An invalid lesson is left as it is. A "
-        "task already in lesson.tasks is not added again.",
-        "lesson = memory.setdefault(key, Lesson(key)); if lesson.status == 'invalid': return 'kept "
-        "invalid'; if task_id not in lesson.tasks: lesson.tasks.append(task_id); if lesson.status == "
-        "'waiting' and len(lesson.tasks) >= CONFIRM_TASKS: lesson.status = 'active'; then return a "
-        "decision such as f'{lesson.status}: {len(lesson.tasks)} tasks'.",
-    ),
+    hints=Hints("ex7a"),
 )
 
 ex7b = Exercise(
@@ -234,13 +216,5 @@ ex7b = Exercise(
     solution_file="ex07_memory_vote.py",
     solutions_dir=BUILD_SOLUTIONS,
     cases=_vote_cases,
-    hints=(
-        "Only an active lesson is voted on: a waiting one was never injected, an invalid one is done. "
-        "Record the vote, then decide what a down-vote does.",
-        "lesson.votes is a string, oldest vote first: append '+' or '-'. A down-vote multiplies the "
-        "weight by DOWN_DECAY; then look at the last RECENT_WINDOW votes only, not all of them.",
-        "if lesson.status != 'active': return; lesson.votes += '+' if up else '-'; if not up: "
-        "lesson.weight *= DOWN_DECAY, and if lesson.votes[-RECENT_WINDOW:].count('-') >= RECENT_DOWNS: "
-        "lesson.status = 'invalid'.",
-    ),
+    hints=Hints("ex7b"),
 )

@@ -16,6 +16,7 @@ from typing import Any
 from ralph_mini.embed import HashingEmbedder, keyword_words
 from ralph_mini.exercise.build_track import ALPHA, BUDGET_TOKENS, BUILD_SOLUTIONS, TOP_K
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.model import count_tokens
 from ralph_mini.worlds.orders import words
 
@@ -66,9 +67,6 @@ def hybrid_retrieval(query, lessons, k=TOP_K, budget_tokens=BUDGET_TOKENS, alpha
     return ranked_within(texts, scores, k, budget_tokens)
 
 
-MIXED = "relevance mixes both, alpha x keyword + (1 - alpha) x cosine"
-
-
 def _mistakes(query, lessons, k, budget, alpha) -> dict[str, list[str]]:
     """What each typical mistake returns on this case, under the message that names it. The first that
     matches is named: alpha the wrong way round shows only when alpha is not 0.5, so it comes first."""
@@ -84,30 +82,16 @@ def _mistakes(query, lessons, k, budget, alpha) -> dict[str, list[str]]:
         return ranked_within(texts, scores, how.get("k", k), how.get("budget", budget), **how.get("walk", {}))
 
     return {
-        f"you weighted the halves the wrong way round: alpha={alpha} goes with the keyword share": ranked(
-            keyword, 1 - alpha
-        ),
-        f"you ranked by keywords alone: {MIXED}": ranked(keyword, 1.0),
-        f"you ranked by cosine alone: {MIXED}": ranked(keyword, 0.0),
-        "the keyword score is a share of the query's words (0..1), not a count of words": ranked(
-            counts, alpha
-        ),
-        "you left out the lessons' weights: score = relevance x weight, so weight 0 never gets in": ranked(
-            keyword, alpha, weighted=False
-        ),
-        "a lesson scoring 0 or less is never injected, however much budget is left": ranked(
-            keyword, alpha, walk={"floor": float("-inf")}
-        ),
-        "a lesson that does not fit the budget is skipped, not the end: a shorter one may still fit": ranked(
-            keyword, alpha, walk={"stop_at_misfit": True}
-        ),
-        f"you took more than k={k} lessons": ranked(keyword, alpha, k=len(texts)),
-        f"your lessons take more than budget_tokens={budget}: count each with count_tokens": ranked(
-            keyword, alpha, budget=10**9
-        ),
-        "you ranked the worst first: sort by descending score": ranked(
-            keyword, alpha, walk={"ascending": True}
-        ),
+        say("ex8.alpha_reversed", alpha=alpha): ranked(keyword, 1 - alpha),
+        say("ex8.keyword_only"): ranked(keyword, 1.0),
+        say("ex8.cosine_only"): ranked(keyword, 0.0),
+        say("ex8.count_not_share"): ranked(counts, alpha),
+        say("ex8.no_weights"): ranked(keyword, alpha, weighted=False),
+        say("ex8.zero_scores"): ranked(keyword, alpha, walk={"floor": float("-inf")}),
+        say("ex8.stop_at_misfit"): ranked(keyword, alpha, walk={"stop_at_misfit": True}),
+        say("ex8.more_than_k", k=k): ranked(keyword, alpha, k=len(texts)),
+        say("ex8.over_budget", budget=budget): ranked(keyword, alpha, budget=10**9),
+        say("ex8.worst_first"): ranked(keyword, alpha, walk={"ascending": True}),
     }
 
 
@@ -121,28 +105,29 @@ def _retrieve_judge(query: str, lessons: list, given: list, k: int, budget: int,
 
     def judge(returned: Any) -> str | None:
         if lessons != given:
-            return "you changed the lessons list you were given: sort a copy (sorted(...)), not the list"
+            return say("ex8.changed_lessons")
         if not isinstance(returned, list):
-            return f"you returned {short_repr(returned)}; expected a list of lesson texts"
+            return say("ex8.not_a_list", returned=short_repr(returned))
         if any(isinstance(x, tuple) for x in returned):
-            return f"you returned {returned}; return the lesson texts, not pairs"
+            return say("ex8.pairs", returned=returned)
         if returned == want:
             return None
         for message, mistaken in _mistakes(query, given, k, budget, alpha).items():
             if returned == mistaken:
-                return f"you returned {returned}, expected {want}: {message}"
-        return f"you returned {returned}, expected {want}; the scores (relevance x weight): {table}"
+                return say("ex8.mistake", returned=returned, want=want, message=message)
+        return say("ex8.scores", returned=returned, want=want, table=table)
 
     return judge
 
 
 def _case(label: str, query: str, lessons: list, **kwargs) -> Case:
+    """``label`` names the case: ``ex8.<label>`` in the message tables."""
     k, budget = kwargs.get("k", TOP_K), kwargs.get("budget_tokens", BUDGET_TOKENS)
     alpha = kwargs.get("alpha", ALPHA)
     given = list(lessons)
     settings = "".join(f", {key}={value}" for key, value in kwargs.items())
     return Case(
-        f"for {label} (query {query!r}{settings})",
+        say("ex8.case", label=say(f"ex8.{label}"), query=query, settings=settings),
         args=(query, given),
         kwargs={**kwargs, "embedder": HashingEmbedder()},
         judge=_retrieve_judge(query, given, list(lessons), k, budget, alpha),
@@ -161,18 +146,16 @@ def _retrieve_cases() -> list[Case]:
     captured = "Has the payment for order K512 been captured?"
     pending = "Is order B456 pending?"
     return [
-        _case(
-            "four lessons of equal weight", "Is order B456 still pending? It was created minutes ago.", four
-        ),
-        _case("rules and paraphrases", captured, mixed, k=2),
-        _case("rules and paraphrases", captured, mixed, k=2, alpha=0.9),
-        _case("a lesson of weight 0", "order pending payment", [(FRESH_PENDING, 0.0), (CACHE_HIT, 0.5)]),
-        _case("a down-voted lesson", pending, [(FRESH_PENDING, 0.25), (CACHE_HIT, 1.0)]),
-        _case("k=1", pending, four, k=1),
-        _case("k=0", pending, four, k=0),
-        _case("a budget of 30 tokens", "pending order, nothing in the database", four, budget_tokens=30),
-        _case("a budget of 12 tokens", "pending order, nothing in the database", four, budget_tokens=12),
-        _case("no lessons yet", "What is the status of order A123?", []),
+        _case("equal_weights", "Is order B456 still pending? It was created minutes ago.", four),
+        _case("paraphrases", captured, mixed, k=2),
+        _case("paraphrases", captured, mixed, k=2, alpha=0.9),
+        _case("weight_0", "order pending payment", [(FRESH_PENDING, 0.0), (CACHE_HIT, 0.5)]),
+        _case("down_voted", pending, [(FRESH_PENDING, 0.25), (CACHE_HIT, 1.0)]),
+        _case("k_1", pending, four, k=1),
+        _case("k_0", pending, four, k=0),
+        _case("budget_30", "pending order, nothing in the database", four, budget_tokens=30),
+        _case("budget_12", "pending order, nothing in the database", four, budget_tokens=12),
+        _case("no_lessons", "What is the status of order A123?", []),
     ]
 
 
@@ -182,15 +165,5 @@ ex8 = Exercise(
     solution_file="ex08_hybrid_retrieval.py",
     solutions_dir=BUILD_SOLUTIONS,
     cases=_retrieve_cases,
-    hints=(
-        "Score every lesson, rank, then take. Relevance has two halves: the share of the query's words the "
-        "lesson has (keyword_words splits text into words), and the cosine of the two embeddings. Mix them "
-        "with alpha, multiply by the lesson's weight.",
-        "vectors = embedder.embed([query, *texts]) gives unit rows, so cosines = vectors[1:] @ vectors[0]. "
-        "Sort the indexes by -score (a stable sort keeps ties in order), skip scores <= 0, stop at k, and "
-        "take a lesson only if count_tokens(text) <= what is left of budget_tokens.",
-        "wanted = keyword_words(query); keyword = len(wanted & keyword_words(text)) / len(wanted) (0 when "
-        "wanted is empty); score = (alpha * keyword + (1 - alpha) * cosine) * weight; then the walk of "
-        "exercise 5, with a stop at k and at the first score <= 0.",
-    ),
+    hints=Hints("ex8"),
 )

@@ -30,6 +30,7 @@ from ralph_mini.exercise.build_track import (
 )
 from ralph_mini.exercise.checker import Case, Exercise, short_repr
 from ralph_mini.exercise.ex07_memory_vote import kit_propose, kit_vote
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import run_react
 from ralph_mini.worlds import orders
@@ -67,38 +68,24 @@ class Spy:
         self.finish_task()
         offered = list(lessons)
         if not all(isinstance(pair, tuple) and len(pair) == 2 for pair in offered):
-            self.fail(f"for {task} you offered retrieve {short_repr(offered)}: offer (rule, weight) pairs")
+            self.fail(say("ex9.offer_pairs", task=task, offered=short_repr(offered)))
             return []
         known = {e.rule: e for e in (self.memory or {}).values()}
         always = [e.rule for e in self.active() if e.rule.startswith(ANY_TASK)][:TOP_K]
         for rule, weight in offered:
             lesson = known.get(rule)
             if lesson is None or lesson.status != "active":
-                what = f"which is {lesson.status}" if lesson else "which is not in memory"
-                self.fail(
-                    f"for {task} you offered retrieve the lesson {rule!r}, {what}: offer only "
-                    "active lessons, as (lesson.rule, lesson.weight) pairs"
-                )
+                what = say("ex9.which_is", status=lesson.status) if lesson else say("ex9.not_in_memory")
+                self.fail(say("ex9.offered_inactive", task=task, rule=rule, what=what))
             elif weight != lesson.weight:
-                self.fail(
-                    f"for {task} you offered {rule!r} with weight {weight}; its weight is {lesson.weight}"
-                )
+                self.fail(say("ex9.wrong_weight", task=task, rule=rule, weight=weight, actual=lesson.weight))
             elif rule.startswith(ANY_TASK):
-                self.fail(
-                    f"for {task} you offered retrieve {rule!r}: a lesson that holds for every task goes "
-                    "in first, always, before retrieval; retrieve ranks only the other active lessons"
-                )
+                self.fail(say("ex9.offered_any_task", task=task, rule=rule))
         missing = [e.rule for e in self.active() if e.rule not in always and e.rule not in dict(offered)]
         if missing:
-            self.fail(
-                f"for {task} you did not offer retrieve the active lesson {missing[0]!r}: offer every active "
-                "lesson but those for every task, so retrieval can rank them all"
-            )
+            self.fail(say("ex9.not_offered", task=task, rule=missing[0]))
         if k != TOP_K - len(always):
-            self.fail(
-                f"for {task} you asked retrieve for k={k} with {len(always)} lesson(s) for every task "
-                f"already in: a prompt carries TOP_K ({TOP_K}) lessons, so ask for k=TOP_K - len(always)"
-            )
+            self.fail(say("ex9.wrong_k", task=task, k=k, always=len(always), top_k=TOP_K))
         found = by_weight(query, offered, k)
         self.expected = {"lessons": always + found, "task": task}
         return found
@@ -107,16 +94,10 @@ class Spy:
         self.number += 1
         if "task" not in self.expected:
             self.finish_task()
-            self.fail(
-                f"you did not call pieces.retrieve before running {task.task_id}: retrieve first, "
-                "with the task's question and the active lessons"
-            )
+            self.fail(say("ex9.no_retrieve", task=task.task_id))
         elif list(lessons) != self.expected["lessons"]:
-            self.fail(
-                f"{task.task_id} ran with the lessons {list(lessons)}, expected "
-                f"{self.expected['lessons']}: the active lessons for every task first, then what "
-                "retrieve returned; pass them to pieces.react(..., lessons=...)"
-            )
+            expected = self.expected["lessons"]
+            self.fail(say("ex9.wrong_lessons", task=task.task_id, lessons=list(lessons), expected=expected))
         answer, steps = kit_react(task, model, tools, lessons=lessons)
         review = review_run(task, answer, steps, tools)
         votes = {rule: review.vote_on(rule) for rule in lessons if rule in (self.memory or {})}
@@ -127,32 +108,20 @@ class Spy:
     def vote(self, lesson: Lesson, up: bool) -> None:
         task, votes = self.task_id(), self.expected.get("votes", {})
         if getattr(lesson, "rule", None) not in votes:
-            self.fail(
-                f"you voted on {short_repr(lesson)} after {task}, which did not carry it: vote only "
-                "on the lessons the task carried, memory[rule]"
-            )
+            self.fail(say("ex9.vote_not_carried", lesson=short_repr(lesson), task=task))
         elif votes[lesson.rule] is None:
-            self.fail(
-                f"you voted on {lesson.rule!r} after {task}, but review.vote_on gives None (its trigger "
-                "did not hold, or the run says nothing about it): no vote then"
-            )
+            self.fail(say("ex9.vote_none", rule=lesson.rule, task=task))
         elif votes[lesson.rule] != up:
-            self.fail(f"you voted up={up} on {lesson.rule!r} after {task}; review.vote_on says {not up}")
+            self.fail(say("ex9.vote_wrong", up=up, rule=lesson.rule, task=task, right=not up))
         if isinstance(lesson, Lesson):
             votes.pop(lesson.rule, None)
             kit_vote(lesson, up)
 
     def reflect(self, task, answer, steps, model, tools) -> list[str]:
         if self.ran and (answer, list(steps)) != (self.ran[-1][2], self.ran[-1][3]):
-            self.fail(
-                f"you reflected on another run than {task.task_id}'s: pass the answer and steps react just "
-                "returned, pieces.reflect(task, answer, steps, model, tools)"
-            )
+            self.fail(say("ex9.other_run", task=task.task_id))
         if not self.expected.get("reflect", False):
-            self.fail(
-                f"you reflected on {task.task_id}, a correct run that wasted no call: reflect only "
-                "when review.worth_reflecting (a wrong answer, or calls wasted)"
-            )
+            self.fail(say("ex9.needless_reflection", task=task.task_id))
         self.expected["reflect"] = None  # done
         rules = reflect_on(task, answer, steps, model, tools)
         rules += [POISON] if self.number == 1 else []
@@ -164,16 +133,10 @@ class Spy:
         if self.memory is None:
             self.memory = memory
         elif memory is not self.memory:
-            self.fail(
-                f"{task} proposed into another memory than the tasks before it: create memory once, "
-                "before the loop, so lessons outlive the task that taught them"
-            )
+            self.fail(say("ex9.other_memory", task=task))
             self.memory = memory
         if task_id != task:
-            self.fail(
-                f"you proposed {rule!r} as task {task_id!r} while running {task}: pass task.task_id, "
-                "so a rule is confirmed by different tasks"
-            )
+            self.fail(say("ex9.wrong_task_id", rule=rule, task_id=task_id, task=task))
         if rule in self.expected.get("rules", []):
             self.expected["rules"].remove(rule)
         return kit_propose(memory, rule, task_id)
@@ -186,42 +149,32 @@ class Spy:
         owed = {rule: up for rule, up in self.expected["votes"].items() if up is not None}
         if owed:
             rule, up = next(iter(owed.items()))
-            self.fail(
-                f"{task} carried {rule!r} and review.vote_on gives it {up}, but you did not vote: for each "
-                "injected lesson, up = review.vote_on(rule); if up is not None: pieces.vote(memory[rule], up)"
-            )
+            self.fail(say("ex9.missed_vote", task=task, rule=rule, up=up))
         if self.expected["reflect"]:
-            why = (
-                f"it wasted calls to {', '.join(review.wasted)}" if review.correct else "its answer was wrong"
-            )
-            self.fail(f"{task} is worth reflecting on ({why}), but you did not call pieces.reflect")
+            wasted = ", ".join(review.wasted)
+            why = say("ex9.why_wasted", tools=wasted) if review.correct else say("ex9.why_wrong")
+            self.fail(say("ex9.no_reflection", task=task, why=why))
         if self.expected["rules"]:
-            self.fail(
-                f"the reflection on {task} gave {self.expected['rules'][0]!r}, which you did not "
-                "propose: pieces.propose(memory, rule, task.task_id) for each rule it gives"
-            )
+            self.fail(say("ex9.not_proposed", task=task, rule=self.expected["rules"][0]))
         self.expected = {}
 
 
 def _outcomes_problem(returned: Any, spy: Spy) -> str | None:
     if not isinstance(returned, tuple) or len(returned) != 2:
-        return f"you returned {short_repr(returned)}; return the pair (outcomes, memory)"
+        return say("ex9.not_a_pair", returned=short_repr(returned))
     outcomes, memory = returned
     if not isinstance(outcomes, list) or not all(isinstance(o, Outcome) for o in outcomes):
-        what = short_repr(outcomes, 40)
-        return f"your outcomes are {what}; return a list of Outcome(task, answer, steps, lessons)"
+        return say("ex9.outcomes_not_a_list", outcomes=short_repr(outcomes, 40))
     if [o.task.task_id for o in outcomes] != [t.task_id for t in spy.tasks]:
-        return f"your outcomes are for {[o.task.task_id for o in outcomes]}: one per task, in order"
+        return say("ex9.outcome_tasks", tasks=[o.task.task_id for o in outcomes])
     for outcome, (task, lessons, answer, steps) in zip(outcomes, spy.ran, strict=False):
         if (outcome.answer, list(outcome.steps), list(outcome.lessons)) != (answer, steps, lessons):
-            return (
-                f"the outcome of {task.task_id} is not what its run gave: keep its answer, steps and lessons"
-            )
+            return say("ex9.outcome_differs", task=task.task_id)
     if memory is not spy.memory and spy.memory is not None:
-        return "the memory you returned is not the one you proposed into: return that memory"
+        return say("ex9.memory_returned")
     named = [rule for rule in memory if INSTANCE_RE.search(rule)] if isinstance(memory, dict) else []
     if named:
-        return f"memory holds {named[0]!r}, which names an order: write every rule through pieces.propose"
+        return say("ex9.names_order", rule=named[0])
     return None
 
 
@@ -231,18 +184,15 @@ def _learns_problem(outcomes: list[Outcome], tasks: Sequence, model, tools) -> s
     mine = [outcome.calls for outcome in outcomes[half:]]
     if sum(mine) < sum(bare):
         return None
-    return (
-        f"the loop did not learn: {sum(mine) / len(mine):.2f} calls per task in tasks "
-        f"{half + 1}-{len(tasks)}, bare ReAct {sum(bare) / len(bare):.2f}; check that lessons reach react, "
-        "and votes and proposals the one memory"
-    )
+    mine, bare = sum(mine) / len(mine), sum(bare) / len(bare)
+    return say("ex9.not_learning", mine=mine, first=half + 1, last=len(tasks), bare=bare)
 
 
 def _loop_judge(spy: Spy, suite, model, tools):
     def judge(returned: Any) -> str | None:
         spy.finish_task()
         if not spy.ran:
-            return "your loop never called pieces.react: use the pieces you are given (ex10 swaps in yours)"
+            return say("ex9.never_reacted")
         problem = spy.problem or _outcomes_problem(returned, spy)
         return problem or _learns_problem(returned[0], suite.tasks, model, tools)
 
@@ -251,9 +201,7 @@ def _loop_judge(spy: Spy, suite, model, tools):
 
 def _empty_judge(returned: Any) -> str | None:
     if returned != ([], {}):
-        return (
-            f"you returned {short_repr(returned)}; with no tasks, return ([], {{}}): no outcomes, no lessons"
-        )
+        return say("ex9.no_tasks", returned=short_repr(returned))
     return None
 
 
@@ -261,7 +209,7 @@ def _spied(seed: int) -> Case:
     suite = orders.make_suite(n=SUITE_SIZE, seed=seed)
     model, tools, spy = OfflineModel(habits=orders.HABITS), suite.world.tools(), Spy(suite.tasks)
     return Case(
-        f"on {SUITE_SIZE} tasks of the order desk (suite seed {seed})",
+        say("ex9.case_suite", size=SUITE_SIZE, seed=seed),
         args=(suite.tasks, model, tools, spy.pieces()),
         judge=_loop_judge(spy, suite, model, tools),
     )
@@ -270,7 +218,7 @@ def _spied(seed: int) -> Case:
 def _cases() -> list[Case]:
     model, tools = OfflineModel(habits=orders.HABITS), orders.make_suite(n=1).world.tools()
     return [
-        Case("for no tasks", args=([], model, tools, STAND_INS), judge=_empty_judge),
+        Case(say("ex9.case_no_tasks"), args=([], model, tools, STAND_INS), judge=_empty_judge),
         _spied(7),
         _spied(8),
     ]
@@ -282,16 +230,5 @@ ex9 = Exercise(
     solution_file="ex09_assembly.py",
     solutions_dir=BUILD_SOLUTIONS,
     cases=_cases,
-    hints=(
-        "One memory for the whole run, created before the loop; then for each task the five steps in order: "
-        "retrieve, act, review, vote, reflect and propose. Every piece is an argument: call pieces.react, "
-        "pieces.retrieve, pieces.vote, pieces.reflect and pieces.propose, never your own copies.",
-        "Retrieve: the active lessons as (rule, weight) pairs; those starting ANY_TASK go in first (at "
-        "most TOP_K), pieces.retrieve(task.question, the others, k=TOP_K - len(always)) fills the rest. "
-        "After react: review = review_run(task, answer, steps, tools); vote with review.vote_on(rule).",
-        "for rule in lessons: up = review.vote_on(rule); if up is not None: pieces.vote(memory[rule], up). "
-        "if review.worth_reflecting: for rule in pieces.reflect(task, answer, steps, model, tools): "
-        "pieces.propose(memory, rule, task.task_id). outcomes.append(Outcome(task, answer, steps, lessons)); "
-        "after the loop return outcomes, memory.",
-    ),
+    hints=Hints("ex9"),
 )

@@ -22,6 +22,7 @@ from typing import Any
 
 from ralph_mini.exercise.build_track import BUILD_SOLUTIONS
 from ralph_mini.exercise.checker import Case, CheckResult, Exercise, Judge, short_repr
+from ralph_mini.exercise.messages import Hints, say
 from ralph_mini.guards import Guard, binding
 from ralph_mini.hardening import REFUSED, run_call
 from ralph_mini.log import step_tags
@@ -87,66 +88,50 @@ def _seen(steps: Sequence[Step], now: str | None) -> set[str]:
 
 def _needless(rule: Rule, tool: str, steps: list[Step], now: str | None, lookups: Sequence[str]) -> str:
     """Why a refusal the package's guard does not make is wrong, as the mistake it usually is."""
-    said, trigger, seen = f"you refused {tool}, but", rule.trigger, _seen(steps, now)
+    trigger, seen = rule.trigger, _seen(steps, now)
     if not trigger_held(rule, seen):
         refused = next((s for s in steps if s.status == REFUSED and s.tool == trigger.tool), None)
         ran = next((s for s in steps if s.tool == trigger.tool), None)
         ages = sorted(t.split(":")[2] for t in seen if t.startswith(f"age:{trigger.status}:"))
         if refused:
-            return (
-                f"{said} step {refused.index} ({refused.tool}) was refused: it never ran, so it showed "
-                f"nothing, and the trigger '{trigger}' has not held (leave refused steps out)"
+            return say(
+                "ex11.refused_step", tool=tool, step=refused.index, step_tool=refused.tool, trigger=trigger
             )
         if trigger.kind == "status" and ages:
-            return (
-                f"{said} the trigger '{trigger}' has not held: the {WORDS.noun} is {trigger.status} "
-                f"but {ages[0]} min old; trigger_held(rule, seen) checks the age too"
-            )
+            fields = {"noun": WORDS.noun, "status": trigger.status, "age": ages[0]}
+            return say("ex11.too_old", tool=tool, trigger=trigger, **fields)
         if ran and trigger.kind in ("finds", "nothing"):
-            waits = "find the order" if trigger.kind == "finds" else "find nothing"
-            return (
-                f"{said} step {ran.index} ({ran.tool}) came back {ran.status}, and '{trigger}' waits for it "
-                f"to {waits}: a call is not a find (use step_tags and trigger_held)"
-            )
-        shown = ", ".join(sorted(seen - {"any"})) or "nothing yet"
-        return (
-            f"{said} the lesson's trigger '{trigger}' has not held: the steps so far showed {shown}; a "
-            "lesson binds only once its trigger held"
-        )
+            waits = say("ex11.find_the_order" if trigger.kind == "finds" else "ex11.find_nothing")
+            step = {"step": ran.index, "step_tool": ran.tool, "status": ran.status}
+            return say("ex11.call_not_find", tool=tool, trigger=trigger, waits=waits, **step)
+        shown = ", ".join(sorted(seen - {"any"})) or say("ex11.nothing_yet")
+        return say("ex11.not_held", tool=tool, trigger=trigger, shown=shown)
     answer = any(a.verb == "answer" for a in rule.actions)
     if answer and tool in lookups:
-        statuses = ", ".join(f"step {s.index} {s.tool} {s.status}" for s in steps) or "no step yet"
-        return (
-            f"{said} no look-up has answered yet ({statuses}): 'answer' stops look-ups only after one "
-            "answered, a step with status 'ok' or 'not_found' (a refused or wrong call is not one)"
-        )
+        statuses = ", ".join(say("ex11.step", step=s.index, tool=s.tool, status=s.status) for s in steps)
+        return say("ex11.nothing_answered", tool=tool, statuses=statuses or say("ex11.no_step_yet"))
     if answer:
-        return f"{said} {tool} looks nothing up (it writes): 'answer' refuses only a further look-up"
-    return (
-        f"{said} the lesson '{rule}' does not forbid it: only 'skip T' refuses T (and 'answer' a further "
-        "look-up); a tool in its trigger or in 'call T' is not forbidden"
-    )
+        return say("ex11.writes", tool=tool)
+    return say("ex11.not_forbidden", tool=tool, rule=rule)
 
 
 def _missed(rule: Rule, tool: str, steps: list[Step], now: str | None, lookups: Sequence[str]) -> str:
     """Why None is wrong where the package's guard refuses."""
     trigger, seen = rule.trigger, _seen(steps, now)
-    held = f"its trigger '{trigger}' held (the steps showed {', '.join(sorted(seen - {'any'}))})"
+    held = say("ex11.held", trigger=trigger, seen=", ".join(sorted(seen - {"any"})))
     if trigger.kind == "any":
-        held = "'when any task' holds from the start"
+        held = say("ex11.held_from_start")
     if any(a.verb == "skip" and a.tool == tool for a in rule.actions):
-        said = f"the lesson says skip {tool} and {held}: refuse the call"
+        said = say("ex11.says_skip", tool=tool, held=held)
         if any(s.status == REFUSED and s.tool == tool for s in steps):
-            said += "; a refusal does not lift the lesson, it binds for the rest of the run"
+            said += say("ex11.still_binds")
         if trigger.age_op:
-            said += " (the age comes from step_tags(step, words, now): pass now)"
+            said += say("ex11.pass_now")
         return said
     answered = next(s for s in steps if s.tool in lookups and s.status in ("ok", "not_found"))
-    too = " (finding nothing is an answer too)" if answered.status == "not_found" else ""
-    return (
-        f"the lesson says answer, {held}, and step {answered.index} ({answered.tool}) answered "
-        f"{answered.status}{too}: refuse a further look-up such as {tool}"
-    )
+    too = say("ex11.nothing_is_an_answer") if answered.status == "not_found" else ""
+    step = {"step": answered.index, "step_tool": answered.tool, "status": answered.status}
+    return say("ex11.says_answer", held=held, too=too, tool=tool, **step)
 
 
 def _judge(rule: Rule, tool: str, steps: list[Step], now: str | None) -> Judge:
@@ -155,20 +140,17 @@ def _judge(rule: Rule, tool: str, steps: list[Step], now: str | None) -> Judge:
 
     def judge(got: Any) -> str | None:
         if got is not None and not isinstance(got, str):
-            return f"you returned {short_repr(got)}; return a refusal string ('refused: ...') or None"
+            return say("ex11.not_a_str", returned=short_repr(got))
         if got == "" and want is None:
-            return "you returned '': when the call may go ahead, return None (a refusal, or None)"
+            return say("ex11.empty_string")
         if got and want is None:
             return _needless(rule, tool, steps, now, lookups)
         if not got and want is not None:
             return _missed(rule, tool, steps, now, lookups)
         if got and not got.startswith("refused:"):
-            return f"your refusal {got!r} must start with 'refused:': the log and the model read that word"
+            return say("ex11.no_prefix", got=got)
         if got and str(rule) not in got:
-            return (
-                f"your refusal {got!r} does not quote the lesson: put str(rule), '{rule}', in it, so the "
-                "model (and whoever reads the log) knows why"
-            )
+            return say("ex11.no_quote", got=got, rule=rule)
         return None
 
     return judge
@@ -180,13 +162,14 @@ def _describe(steps: Sequence[Step], now: str | None) -> str:
         tags = step_tags(s, WORDS, now) if s.status == "ok" else set()
         status = next((t.split(":")[1] for t in tags if t.startswith("status:")), None)
         age = next((t.split(":")[2] for t in tags if t.startswith("age:")), None)
-        said.append(f"{s.index} {s.tool} {s.status}" + (f" ({status}, {age} min old)" if status else ""))
-    return "[" + ", ".join(said) + "]" if said else "no step yet"
+        aged = say("ex11.aged", status=status, age=age) if status else ""
+        said.append(f"{s.index} {s.tool} {s.status}{aged}")
+    return "[" + ", ".join(said) + "]" if said else say("ex11.no_step_yet")
 
 
 def _case(rule_text: str, tool: str, steps: list[Step], task: Task) -> Case:
     rule, after = parse_rule(rule_text), _describe(steps, task.now)
-    shown = f"for the lesson '{rule}' on {task.task_id} ({task.record_id}), {tool} after {after}"
+    shown = say("ex11.case", rule=rule, task=task.task_id, record=task.record_id, tool=tool, after=after)
     args = (rule, tool, list(steps), WORDS, task.now, _names()[0])
     return Case(shown, args=args, judge=_judge(rule, tool, list(steps), task.now))
 
@@ -246,17 +229,21 @@ def _runs_problem(check_call: Callable) -> tuple[str | None, int, int]:
     tools, refusals, runs = suite.world.tools(), 0, 0
     for lessons in RUN_LESSONS:
         for task in suite.tasks[:RUN_TASKS]:
-            where = f"in run_react (guard mode) on {task.task_id} with the lessons {list(lessons)}"
+            where = say("ex11.where", task=task.task_id, lessons=list(lessons))
             mode = binding("guard", WORDS, task.now, tools)  # the package's guard, lessons out of the prompt
             theirs = run_react(task, model, tools, lessons=lessons, **mode)
             try:
                 yours = run_react(task, model, tools, lessons=lessons, lessons_in_prompt=False,
                                   guard=guard_with(check_call, WORDS, task.now, tools))  # fmt: skip
             except Exception as err:
-                return f"{where}, your function raised {type(err).__name__}: {err}", refusals, runs
+                return (
+                    say("ex11.raised", where=where, error_type=type(err).__name__, error=err),
+                    refusals,
+                    runs,
+                )
             mine, kit = ([f"{s.tool} {s.status}" for s in trace.steps] for trace in (yours, theirs))
             if mine != kit or yours.answer != theirs.answer:
-                return f"{where}, your guard's steps were {mine}, the package guard's {kit}", refusals, runs
+                return say("ex11.steps_differ", where=where, mine=mine, kit=kit), refusals, runs
             refusals, runs = refusals + sum(s.status == REFUSED for s in yours.steps), runs + 1
     return None, refusals, runs
 
@@ -272,8 +259,7 @@ class GuardExercise(Exercise):
         problem, refusals, runs = _runs_problem(func)
         if problem:
             return CheckResult(False, problem)
-        same = f" In run_react, on {runs} runs, it refused the same {refusals} calls as the package's guard."
-        return CheckResult(True, result.message + same)
+        return CheckResult(True, result.message + say("ex11.same_refusals", runs=runs, refusals=refusals))
 
 
 ex11 = GuardExercise(
@@ -282,18 +268,5 @@ ex11 = GuardExercise(
     solution_file="ex11_guard.py",
     solutions_dir=BUILD_SOLUTIONS,
     cases=lambda: _picked() + _swept(),
-    hints=(
-        "First decide whether the lesson binds yet: gather what the steps so far showed, "
-        "step_tags(step, words, now) for each step whose status is not 'refused' (it never ran), into a set "
-        "that starts as {'any'}, and ask trigger_held(rule, seen). Not held: return None.",
-        "Held: rule.actions says what is forbidden. An action with verb 'skip' and tool == tool forbids "
-        "this call. An action with verb 'answer' forbids a further look-up (tool in lookups) once a look-up "
-        "answered: a step whose tool is in lookups and whose status is 'ok' or 'not_found'. The refusal "
-        "starts 'refused:' and quotes str(rule); anything else returns None (not '').",
-        "seen = {'any'}, then seen |= step_tags(step, words, now) for each step not refused; if not "
-        "trigger_held(rule, seen): return None. If any(a.verb == 'skip' and a.tool == tool for a in "
-        "rule.actions): return f\"refused: the lesson '{rule}' says skip {tool}\". If an 'answer' action, "
-        "tool in lookups and any(s.tool in lookups and s.status in ('ok', 'not_found') for s in steps): "
-        "return f\"refused: the lesson '{rule}' says answer now\". Else return None.",
-    ),
+    hints=Hints("ex11"),
 )

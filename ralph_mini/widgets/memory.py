@@ -16,6 +16,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ralph_mini.lang import label, tr
 from ralph_mini.memory import Experience, Memory, MemoryConfig
 from ralph_mini.memory_file import journal
 from ralph_mini.widgets.static import html_table, saved_note, text_table, widget_bundle
@@ -80,20 +81,25 @@ def memory_table_html(memory: Memory, config: MemoryConfig | None = None) -> str
     """
     found = memory_rows(memory, config)
     if not found:
-        return "<p class='ralph-memory'>no experiences yet</p>"
+        return f"<p class='ralph-memory'>{no_experiences()}</p>"
     rows = [(html.escape(r["rule"]), _status(r, "&rarr; <b>{}</b>"), *_numbers(r)) for r in found]
     styles = ["color:#999" if r["weight"] == 0 else "" for r in found]
-    return f"<div class='ralph-memory'>{html_table(HEADER, rows, styles)}</div>"
+    return f"<div class='ralph-memory'>{html_table(tuple(map(label, HEADER)), rows, styles)}</div>"
 
 
 def memory_table_text(memory: Memory, config: MemoryConfig | None = None) -> str:
     """The same table as plain text, the rule last so the numbers line up; ``-> active`` for a preview."""
     found = memory_rows(memory, config)
     if not found:
-        return "no experiences yet"
+        return no_experiences()
     return text_table(
-        (*HEADER[1:], HEADER[0]), [(_status(r, "-> {}"), *_numbers(r), r["rule"]) for r in found]
+        tuple(map(label, (*HEADER[1:], HEADER[0]))),
+        [(_status(r, "-> {}"), *_numbers(r), r["rule"]) for r in found],
     )
+
+
+def no_experiences() -> str:
+    return tr("no experiences yet", "还没有经验")
 
 
 def _status(row: dict, arrow: str) -> str:
@@ -120,7 +126,7 @@ class MemoryInspector:
             min=0.5,
             step=0.5,
             max=max(60, config.half_life_days),
-            description="half-life (days)",
+            description=tr("half-life (days)", "半衰期（天）"),
             style=style,
         )
         self.expiry = widgets.FloatSlider(
@@ -128,14 +134,17 @@ class MemoryInspector:
             min=1,
             step=1,
             max=max(120, config.expire_after_days),
-            description="expire after (days)",
+            description=tr("expire after (days)", "过期（天）"),
             style=style,
         )
+        threshold = tr("write threshold (tasks)", "写入阈值（任务）")
         self.threshold = widgets.IntSlider(config.confirm_threshold, min=1,
                                            max=max(5, config.confirm_threshold),
-                                           description="write threshold (tasks)", style=style)  # fmt: skip
+                                           description=threshold, style=style)  # fmt: skip
         self.table = widgets.HTML()
-        self.export_button = widgets.Button(description="Export journal", tooltip="write the journal")
+        self.export_button = widgets.Button(
+            description=tr("Export journal", "导出工作日志"), tooltip=tr("write the journal", "写出工作日志")
+        )
         self.status = widgets.Label()
         self.table.add_class("ralph-memory-table")
         self.export_button.add_class("ralph-export")
@@ -163,7 +172,9 @@ class MemoryInspector:
         """
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self.journal_path.write_text(journal(self.memory), encoding="utf-8")
-        self.status.value = f"journal written to {self.journal_path}"
+        self.status.value = tr(
+            f"journal written to {self.journal_path}", f"工作日志已写入 {self.journal_path}"
+        )
         self.refresh()
         return self.journal_path
 
@@ -179,6 +190,11 @@ class MemoryInspector:
         """The widget, and as its saved twin the table it shows now (the repr line heads the text)."""
         config = self.config()
         text = f"{self!r}\n{memory_table_text(self.memory, config)}"
-        note = saved_note("run the cell to move the sliders and export the journal")
+        note = saved_note(
+            tr(
+                "run the cell to move the sliders and export the journal",
+                "运行本单元格，即可拖动滑块并导出工作日志",
+            )
+        )
         page = f"<p><code>{html.escape(repr(self))}</code></p>{memory_table_html(self.memory, config)}{note}"
         return widget_bundle(self.widget, text, page)

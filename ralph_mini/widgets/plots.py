@@ -16,6 +16,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from ralph_mini.lang import label as in_reader_language
+from ralph_mini.lang import tr
+
 if TYPE_CHECKING:  # only plot_decay needs the memory, and imports it when called (see plot_decay)
     from ralph_mini.memory import MemoryConfig
 
@@ -59,10 +62,11 @@ def plot_learning_curve(
     """One line per agent: the rolling mean of ``ylabel`` by task index; the oracle dashed."""
     fig, ax = new_figure()
     for name, values in series.items():
-        ax.plot(range(1, len(values) + 1), rolling_mean(values, window), label=name)
+        ax.plot(range(1, len(values) + 1), rolling_mean(values, window), label=in_reader_language(name))
     if oracle is not None:
         ax.plot(range(1, len(oracle) + 1), rolling_mean(oracle, window), "k--", label="oracle")
-    ax.set(xlabel="task", ylabel=ylabel, title=f"rolling mean over {window} tasks")
+    title = tr(f"rolling mean over {window} tasks", f"最近 {window} 个任务的滑动平均")
+    ax.set(xlabel=in_reader_language("task"), ylabel=in_reader_language(ylabel), title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # task 7, never task 7.5
     ax.legend()
     return fig
@@ -73,10 +77,11 @@ def plot_calls_per_task(
 ) -> Figure:
     """A bar per row (one row per agent, e.g. ``{"agent": "react", "calls_per_task": 2.4}``)."""
     fig, ax = new_figure()
-    bars = ax.bar([str(row[label]) for row in rows], [float(row[value]) for row in rows])
+    bars = ax.bar([in_reader_language(str(row[label])) for row in rows], [float(row[value]) for row in rows])
     ax.bar_label(bars, fmt="%.2f")
     ax.margins(y=0.1)  # headroom, so the tallest bar's label stays inside the frame
-    ax.set(ylabel=value.replace("_", " "), title=f"{value.replace('_', ' ')} by {label}")
+    measured, by = in_reader_language(value.replace("_", " ")), in_reader_language(label)
+    ax.set(ylabel=measured, title=tr(f"{measured} by {by}", f"各{by}的{measured}"))
     return fig
 
 
@@ -93,15 +98,18 @@ def plot_decay(config: "MemoryConfig | None" = None, days: float = 60) -> Figure
     config = config or MemoryConfig()
     fig, ax = new_figure()
     xs = [days * i / 600 for i in range(601)]  # fine enough to show the two jumps as cliffs
-    ax.plot(xs, [decay_factor(x, config) for x in xs], label=f"half-life {config.half_life_days:g} d")
-    ax.axvline(
-        config.stale_after_days,
-        color="orange",
-        ls=":",
-        label=f"stale after {config.stale_after_days:g} d (x {config.stale_factor:g})",
+    half, stale, factor = (
+        f"{config.half_life_days:g}",
+        f"{config.stale_after_days:g}",
+        f"{config.stale_factor:g}",
     )
+    expire = f"{config.expire_after_days:g}"
+    ax.plot(xs, [decay_factor(x, config) for x in xs], label=tr(f"half-life {half} d", f"半衰期 {half} 天"))
+    stale_label = tr(f"stale after {stale} d (x {factor})", f"{stale} 天后过时（x {factor}）")
+    ax.axvline(config.stale_after_days, color="orange", ls=":", label=stale_label)
     ax.axvline(config.expire_after_days, color="red", ls=":",
-               label=f"expired after {config.expire_after_days:g} d")  # fmt: skip
-    ax.set(xlabel="days since last hit", ylabel="decay factor", ylim=(0, 1.05), title="memory decay")
+               label=tr(f"expired after {expire} d", f"{expire} 天后过期"))  # fmt: skip
+    ax.set(xlabel=tr("days since last hit", "距上次命中的天数"), ylabel=tr("decay factor", "衰减系数"),
+           ylim=(0, 1.05), title=tr("memory decay", "记忆衰减"))  # fmt: skip
     ax.legend()
     return fig

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 
 from tqdm import tqdm
 
+from ralph_mini.lang import label, tr
+
 __all__ = ["bar_text", "progress"]
 
 BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt}"  # tqdm's own bar, without elapsed time and rate
@@ -35,9 +37,9 @@ def bar_text(desc: str, n: int, total: int | None) -> str:
     Fewer than ``total`` adds ", stopped"; no total gives ``"tasks: 37 done"``.
     """
     if not total:
-        return f"{desc}: {n} done"
+        return tr(f"{desc}: {n} done", f"{desc}：已完成 {n} 个")
     text = tqdm.format_meter(n, total, 0, prefix=desc, bar_format=BAR_FORMAT)
-    return text + (", stopped" if n < total else "")
+    return text + (tr(", stopped", "，已停止") if n < total else "")
 
 
 def progress(iterable: Iterable, desc: str = "tasks", total: int | None = None) -> tqdm:
@@ -49,6 +51,7 @@ def progress(iterable: Iterable, desc: str = "tasks", total: int | None = None) 
     """
     from tqdm.auto import tqdm as auto_tqdm  # imported on the first bar: tqdm.auto looks for a kernel
 
+    desc = label(desc)  # "tasks" -> "任务" in the Chinese edition
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)
     # tqdm.auto's bar is tqdm.notebook's only inside a kernel; asked by module name, so that a terminal

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ralph_mini.lang import label, tr
 from ralph_mini.react import Step, Trace
 from ralph_mini.widgets.static import WRONG_STYLE, html_table, saved_note, widget_bundle
 
@@ -26,26 +27,30 @@ __all__ = ["TraceStepper", "TraceView", "show_trace", "step_html", "step_text", 
 
 def trace_text(trace: Trace) -> str:
     """The run as plain text, one log line per step; wrong calls end in '<- wrong'."""
-    lines = [
-        f"{trace.task.task_id} {trace.stop_reason}: {len(trace.steps)} steps, "
-        f"{trace.wrong_calls} wrong, {trace.latency_s:.2f} s virtual"
-    ]
-    lines += [step.log_line() + ("  <- wrong" if step.wrong else "") for step in trace.steps]
-    return "\n".join(lines + [f"answer: {json.dumps(trace.answer)}"])
+    lines = [f"{trace.task.task_id} {trace.stop_reason}: {cost(trace)}"]
+    lines += [step.log_line() + tr("  <- wrong", "  <- 错误") * step.wrong for step in trace.steps]
+    return "\n".join(lines + [f"{label('answer')}: {json.dumps(trace.answer)}"])
+
+
+def cost(trace: Trace) -> str:
+    """'4 steps, 1 wrong, 6.85 s virtual': what a run cost, in the reader's language."""
+    steps, wrong, seconds = len(trace.steps), trace.wrong_calls, f"{trace.latency_s:.2f}"
+    return tr(
+        f"{steps} steps, {wrong} wrong, {seconds} s virtual", f"{steps} 步，{wrong} 次错误，虚拟 {seconds} 秒"
+    )
 
 
 def trace_summary_html(trace: Trace) -> str:
     """One line: task id, question, why the run stopped, and what it cost."""
     return (
         f"<p><b>{trace.task.task_id}</b> {html.escape(trace.task.question)} "
-        f"&middot; <i>{html.escape(trace.stop_reason)}</i> &middot; {len(trace.steps)} steps, "
-        f"{trace.wrong_calls} wrong, {trace.latency_s:.2f} s virtual</p>"
+        f"&middot; <i>{html.escape(trace.stop_reason)}</i> &middot; {cost(trace)}</p>"
     )
 
 
 def trace_html(trace: Trace) -> str:
     """The whole run as a small HTML table, wrong calls on a red background (the static twin)."""
-    header = ("#", "thought", "tool call", "status", "observation", "latency")
+    header = tuple(map(label, ("#", "thought", "tool call", "status", "observation", "latency")))
     rows = [
         (str(s.index), html.escape(s.thought or ""), _call_html(s), s.status,
          html.escape(s.observation), _latency(s))
@@ -54,7 +59,7 @@ def trace_html(trace: Trace) -> str:
     styles = [WRONG_STYLE if s.wrong else "" for s in trace.steps]
     return (
         f"<div class='ralph-trace'>{trace_summary_html(trace)}{html_table(header, rows, styles)}"
-        f"<p>answer: <code>{html.escape(json.dumps(trace.answer))}</code></p></div>"
+        f"<p>{label('answer')}: <code>{html.escape(json.dumps(trace.answer))}</code></p></div>"
     )
 
 
@@ -63,23 +68,25 @@ def step_html(step: Step) -> str:
     style = "border:1px solid #ccc;border-radius:4px;padding:4px 8px;margin:4px 0"
     if step.wrong:
         style += ";" + WRONG_STYLE
-    status = step.status + (" &middot; <b>wrong call</b>" if step.wrong else "")
+    status = step.status + (f" &middot; <b>{label('wrong call')}</b>" if step.wrong else "")
+    thought, call, seen, said = map(label, ("thought", "tool call", "observation", "status"))
     return (
         f"<div class='ralph-step' style='{style}'>"
-        f"<div><b>thought</b> {html.escape(step.thought or '(none)')}</div>"
-        f"<div><b>tool call</b> {_call_html(step)}</div>"
-        f"<div><b>observation</b> {html.escape(step.observation)}</div>"
-        f"<div><b>status</b> <span class='ralph-status'>{status}</span> &middot; "
+        f"<div><b>{thought}</b> {html.escape(step.thought or tr('(none)', '（无）'))}</div>"
+        f"<div><b>{call}</b> {_call_html(step)}</div>"
+        f"<div><b>{seen}</b> {html.escape(step.observation)}</div>"
+        f"<div><b>{said}</b> <span class='ralph-status'>{status}</span> &middot; "
         f"{_latency(step)}</div></div>"
     )
 
 
 def step_text(step: Step) -> str:
     """One step as indented plain text, the card's fields in the card's order."""
-    status = step.status + (", a wrong call" if step.wrong else "")
-    fields = [("thought", step.thought or "(none)"), ("tool call", f"{step.tool}({step.arguments})"),
+    status = step.status + tr(", a wrong call", "，错误调用") * step.wrong
+    thought = step.thought or tr("(none)", "（无）")
+    fields = [("thought", thought), ("tool call", f"{step.tool}({step.arguments})"),
               ("observation", step.observation), ("status", status), ("latency", _latency(step))]  # fmt: skip
-    return "\n".join(f"  {name:<12} {value}" for name, value in fields)
+    return "\n".join(f"  {label(name):<12} {value}" for name, value in fields)
 
 
 def _call_html(step: Step) -> str:
@@ -89,7 +96,8 @@ def _call_html(step: Step) -> str:
 
 
 def _latency(step: Step) -> str:
-    return f"tool {step.tool_latency_s:.2f} s, model {step.model_latency_s:.2f} s"
+    tool, model = f"{step.tool_latency_s:.2f}", f"{step.model_latency_s:.2f}"
+    return tr(f"tool {tool} s, model {model} s", f"工具 {tool} 秒，模型 {model} 秒")
 
 
 @dataclass(frozen=True, repr=False)
@@ -121,8 +129,10 @@ class TraceStepper:
         import ipywidgets as widgets  # here, not at the top: importing this module stays cheap (notebook 01)
 
         self.trace, self.summary = trace, summary
-        self.previous_button = widgets.Button(description="Previous", tooltip="previous step")
-        self.next_button = widgets.Button(description="Next", tooltip="next step")
+        self.previous_button = widgets.Button(
+            description=tr("Previous", "上一步"), tooltip=tr("previous step", "上一步")
+        )
+        self.next_button = widgets.Button(description=tr("Next", "下一步"), tooltip=tr("next step", "下一步"))
         self.position_label = widgets.Label()
         self.step_view = widgets.HTML()
         self.previous_button.add_class("ralph-previous")
@@ -140,7 +150,9 @@ class TraceStepper:
         """Show step ``position``, clamped to the run, and enable only the buttons that can move."""
         count = len(self.trace.steps)
         self.position = min(max(position, 1), count) if count else 0
-        self.position_label.value = f"step {self.position} of {count}"
+        self.position_label.value = tr(
+            f"step {self.position} of {count}", f"第 {self.position} 步，共 {count} 步"
+        )
         self.previous_button.disabled = self.position <= 1
         self.next_button.disabled = self.position >= count
         self.step_view.value = (
@@ -158,14 +170,21 @@ class TraceStepper:
     def static_text(self) -> str:
         """The saved text: the one-line repr, then the step shown, field by field."""
         if not self.trace.steps:
-            return f"{self!r}\nno tool calls: the model answered at once"
+            return f"{self!r}\n" + tr(
+                "no tool calls: the model answered at once", "没有工具调用：模型直接作答"
+            )
         step = self.trace.steps[self.position - 1]
         return f"{self!r}\n{self.position_label.value}\n{step_text(step)}"
 
     def static_html(self) -> str:
         """The saved view: the step card the stepper shows now, and what clicking would add."""
         summary = trace_summary_html(self.trace) if self.summary else ""
-        note = saved_note("run the cell to step through the run with Previous and Next")
+        note = saved_note(
+            tr(
+                "run the cell to step through the run with Previous and Next",
+                "运行本单元格，用“上一步”“下一步”逐步查看这次运行",
+            )
+        )
         return (
             f"<div class='ralph-saved-stepper'>{summary}<p><b>{self.position_label.value}</b></p>"
             f"{self.step_view.value}{note}</div>"

@@ -9,7 +9,7 @@ for a cancellation, the system, then the cancellation if the policy allows it.
 import random
 from datetime import timedelta
 
-from ralph_mini.world import TIME_FORMAT, Suite, Task, expected_writes
+from ralph_mini.world import TIME_FORMAT, Suite, Task, expected_writes, in_language
 from ralph_mini.worlds.clinic import words
 from ralph_mini.worlds.clinic.world import INSURER_LAG_MIN, NOW, Appointment, Clinic
 
@@ -57,8 +57,8 @@ def oracle_calls(task_type: str, found: Appointment) -> int:
     return (1 if found.on_board else 2) + (found.kind == "waiting_stale")
 
 
-def make_suite(n: int = 50, seed: int = 7) -> Suite:
-    """A clinic and ``n`` seeded tasks: same ``seed``, same tasks on every machine."""
+def make_suite(n: int = 50, seed: int = 7, language: str | None = None) -> Suite:
+    """A clinic and ``n`` seeded tasks: same ``seed``, same tasks on every machine, asked in ``language``."""
     rng, clinic, tasks = random.Random(seed), Clinic(appointments={}), []
     for number in range(1, n + 1):
         task_type = rng.choices(list(MIX), weights=list(MIX.values()))[0]
@@ -67,7 +67,7 @@ def make_suite(n: int = 50, seed: int = 7) -> Suite:
         while appointment_id in clinic.appointments:
             appointment_id = f"APT-{rng.randint(1000, 9999)}"
         found = clinic.appointments[appointment_id] = random_appointment(rng, appointment_id, kind)
-        phrasing = rng.randrange(len(words.PHRASINGS[task_type]))
+        phrasing = rng.choice(in_language(words.PHRASINGS[task_type], language))  # None: either language
         expected = truth(task_type, found)
         writes = ((words.CANCEL_APPOINTMENT, appointment_id),) if expected.get("cancel") == words.DONE else ()
         tasks.append(Task(

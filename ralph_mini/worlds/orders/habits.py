@@ -35,4 +35,6 @@ STATUS_HABIT = RequestHabit(
     tempted_by=(words.SHIPPING, words.HISTORY, words.DOCS),  # habit 4: they sound right
 )
 TOOLS = OrderWorld(orders={}).tools()
-HABITS = habits_for(words.WORDS, TOOLS, {words.STATUS: STATUS_HABIT}, waiting=words.WAITING)
+HABITS = habits_for(
+    words.WORDS, TOOLS, {words.STATUS: STATUS_HABIT}, waiting=words.WAITING, twins=words.TRANSLATIONS
+)

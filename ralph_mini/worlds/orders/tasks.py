@@ -11,6 +11,7 @@ Left out on purpose: questions about more than one order, and tasks that change 
 import random
 from datetime import timedelta
 
+from ralph_mini.lang import in_language
 from ralph_mini.world import Suite, Task
 from ralph_mini.worlds.orders import words
 from ralph_mini.worlds.orders.world import NOW, SETTLEMENT_LAG_MIN, Order, OrderWorld, demo_orders, stamp
@@ -71,10 +72,11 @@ def random_order(rng: random.Random, order_id: str, kind: str) -> Order:
     return Order(order_id, "missing", "missing", 0.0, created, False)
 
 
-def make_suite(n: int = 50, seed: int = 7, demo_first: bool = True) -> Suite:
+def make_suite(n: int = 50, seed: int = 7, demo_first: bool = True, language: str = "en") -> Suite:
     """A world and ``n`` seeded tasks of mixed kinds (the demo orders first when ``demo_first``).
 
-    Same ``seed`` -> the same tasks on every machine; a longer suite only appends tasks.
+    Same ``seed`` -> the same tasks on every machine; a longer suite only appends tasks. ``language``
+    ("en" or "zh") picks the phrasings the questions are asked in; the orders and truths are the same.
     """
     rng = random.Random(seed)
     orders = {o.order_id: o for o in demo_orders()}
@@ -87,13 +89,15 @@ def make_suite(n: int = 50, seed: int = 7, demo_first: bool = True) -> Suite:
         kind = rng.choices(kinds, weights=list(KIND_MIX.values()))[0]
         orders[order_id] = random_order(rng, order_id, kind)
         order_ids.append(order_id)
-    tasks = [make_task(i, orders[order_id], seed) for i, order_id in enumerate(order_ids[:n], 1)]
+    tasks = [make_task(i, orders[order_id], seed, language) for i, order_id in enumerate(order_ids[:n], 1)]
     return Suite(world=OrderWorld(orders=orders), tasks=tasks)
 
 
-def make_task(number: int, order: Order, seed: int) -> Task:
-    # The wording depends only on (seed, order), so task T007 is the same in a suite of 10 or of 50.
-    phrasing = random.Random(f"{seed}:{order.order_id}").randrange(len(words.QUESTIONS))
+def make_task(number: int, order: Order, seed: int, language: str = "en") -> Task:
+    # The wording depends only on (seed, order), so task T007 is the same in a suite of 10 or of 50,
+    # and the n-th phrasing of one language is the n-th of the other: the same draw in both editions.
+    asked_in = in_language(words.QUESTIONS, language)
+    phrasing = asked_in[random.Random(f"{seed}:{order.order_id}").randrange(len(asked_in))]
     return Task(
         task_id=f"T{number:03d}",
         question=words.QUESTIONS[phrasing].format(id=order.order_id),

@@ -55,7 +55,15 @@ QUESTIONS = (
     "A customer asks about order {id}: what is its payment status?",
     "Check order {id} and report its status and amount.",
     "Where does payment for order {id} stand?",
+    # the same questions in Chinese, asked in the Chinese edition (make_suite(language="zh"))
+    "订单{id}现在是什么状态？",
+    "订单{id}付款了吗？请告诉我状态和金额。",
+    "有位顾客问订单{id}：它的支付状态是什么？",
+    "帮我查一下订单{id}，报告它的状态和金额。",
+    "订单{id}的付款进行到哪一步了？",
 )
+# (Chinese, the English it translates): the offline model takes the two for one question (habits.py)
+TRANSLATIONS = tuple(zip(QUESTIONS[5:], QUESTIONS[:5], strict=True))
 
 # --- the agent's prompt --------------------------------------------------------------------------
 SYSTEM_PROMPT = """You are an order-status assistant for an online shop.
