@@ -87,10 +87,16 @@ def translated(frame, language: str | None = None):
     table = labels(language or current())
     if not table:
         return frame
-    shown = frame.rename(index=lambda x: table.get(x, x), columns=lambda x: table.get(x, x))
-    shown.index = shown.index.set_names([table.get(n, n) for n in shown.index.names])
-    if hasattr(shown, "columns"):
-        shown.columns = shown.columns.set_names([table.get(n, n) for n in shown.columns.names])
+
+    def word(x):
+        return table.get(x, x) if isinstance(x, str) else x
+
+    if hasattr(frame, "columns"):  # a DataFrame
+        shown = frame.rename(index=word, columns=word)
+        shown.columns = shown.columns.set_names([word(n) for n in shown.columns.names])
+    else:  # a Series: its row labels, and its name
+        shown = frame.rename(index=word).rename(word(frame.name))
+    shown.index = shown.index.set_names([word(n) for n in shown.index.names])
     return shown
 
 

@@ -87,6 +87,8 @@ def test_tables_are_translated_when_shown_and_left_as_they_are():
     assert list(table.columns) == ["rule", "status"], "the table itself keeps its labels (code indexes them)"
     assert shown.iloc[0, 1] == "active", "data stays as it is"
     assert lang.translated(table, "en") is table
+    series = lang.translated(table["status"], "zh")
+    assert series.name == "状态" and series.index.name == "任务" and list(series) == ["active"]
 
 
 def test_every_label_has_a_translation_in_chinese():
