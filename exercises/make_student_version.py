@@ -51,7 +51,6 @@ Left out on purpose: nbgrader's grading, cell locking and hidden tests; ``ralph_
 
 import argparse
 import copy
-import os
 import shutil
 import subprocess
 import sys
@@ -66,6 +65,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from nbbuild import LANGUAGES, EditionError, split_languages  # noqa: E402  (one splitter for every edition)
+from nbrun import patched_environ  # noqa: E402
 
 SOLUTION_DIRS = (HERE / "solutions", HERE / "build_your_own" / "solutions")  # the core five, the build track
 # not in the students' handout (see --handout)
@@ -140,15 +140,8 @@ def execute(notebook: nbformat.NotebookNode, workdir: Path, language: str = "en"
     only what the code prints, which keeps diffs readable.
     """
     resources = {"metadata": {"path": str(workdir)}}
-    saved = os.environ.get("RALPH_LANG")
-    os.environ["RALPH_LANG"] = language  # the kernel inherits this process's environment
-    try:
+    with patched_environ({"RALPH_LANG": language}):  # the kernel inherits this process's environment
         NotebookClient(notebook, timeout=timeout, record_timing=False, resources=resources).execute()
-    finally:
-        if saved is None:
-            os.environ.pop("RALPH_LANG", None)
-        else:
-            os.environ["RALPH_LANG"] = saved
 
 
 def instructor_notebooks(solutions: Path | None = None) -> list[Path]:

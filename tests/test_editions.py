@@ -5,7 +5,6 @@ A markdown cell of ``notebooks/src/NN.py`` holds English, a ``<!-- zh -->`` line
 source (a cell edited in the source and not rebuilt), or when the editions' code differs.
 """
 
-import importlib.util
 import json
 import re
 import sys
@@ -17,17 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def load_nbbuild():
-    spec = importlib.util.spec_from_file_location("nbbuild", ROOT / "tools" / "nbbuild.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("nbbuild", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-nbbuild = load_nbbuild()
+sys.path.insert(0, str(ROOT / "tools"))
+import nbbuild  # noqa: E402
 
 
 def test_there_is_a_source_per_lesson():

@@ -16,12 +16,12 @@ is stale against its source. Students never need this: they open the .ipynb file
 """
 
 import argparse
-import os
 import re
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbrun import patched_environ
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGUAGES = ("en", "zh")
@@ -101,14 +101,10 @@ def build(source_path: Path, notebook_path: Path, language: str = "en", timeout:
     }
     # The kernel learns the edition as a student's would: from the folder it starts in (.ralph_lang);
     # RALPH_LANG is set too, so an English notebook written outside notebooks/ stays English.
-    os.environ["RALPH_LANG"] = language
     notebook_path.parent.mkdir(parents=True, exist_ok=True)
-    NotebookClient(  # coalesce: one cell's prints saved as one output however the kernel flushed them
-        notebook,
-        timeout=timeout,
-        coalesce_streams=True,
-        resources={"metadata": {"path": str(notebook_path.parent)}},
-    ).execute()
+    with patched_environ({"RALPH_LANG": language}):  # coalesce: a cell's prints saved as one output
+        NotebookClient(notebook, timeout=timeout, coalesce_streams=True,
+                       resources={"metadata": {"path": str(notebook_path.parent)}}).execute()  # fmt: skip
     nbformat.write(notebook, notebook_path)
 
 
