@@ -7,6 +7,7 @@ settings: runtime, settings and workspace folders all live under the test's tmp_
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -14,9 +15,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
+import pytest
 
 STARTUP_S = 60.0
 STOP_S = 15.0
@@ -55,21 +59,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def write_settings(settings_dir: Path) -> None:
-    for name, values in LAB_SETTINGS.items():
+def write_settings(settings_dir: Path, settings: dict = LAB_SETTINGS) -> None:
+    for name, values in settings.items():
         path = settings_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
 
 
-def start_lab(root: Path, port: int, token: str, log: Path) -> subprocess.Popen:
+def start_lab(
+    root: Path, port: int, token: str, log: Path, settings: dict = LAB_SETTINGS
+) -> subprocess.Popen:
     """Start ``jupyter lab`` on 127.0.0.1 in its own process group, with the app exposed to JS.
 
     ``expose_app_in_browser`` sets ``window.jupyterapp``, so the test can run JupyterLab commands
     ("run all cells") instead of hunting for menu items.
     """
     state = root / ".lab"
-    write_settings(state / "settings")
+    write_settings(state / "settings", settings)
     # The lessons' saved outputs come from the offline model with seed 0: run them on that, whatever
     # the developer's shell has set for a real model.
     env = {k: v for k, v in os.environ.items() if k not in ("RALPH_MODEL", "RALPH_SEED")}
@@ -132,3 +138,33 @@ def saved_text(notebook: Path, prefix: str) -> str:
             if text.startswith(prefix):
                 return text
     raise LookupError(f"{notebook} has no saved output starting with {prefix!r}: rebuild it")
+
+
+def playwright_or_skip():
+    """playwright's sync API, or the test skipped, saying what is missing (a fixture's body)."""
+    if chromium_path() is None:
+        pytest.skip("needs Debian's chromium on PATH: apt-get install -y chromium")
+    return pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
+
+
+@contextmanager
+def running_lab(tmp_path: Path, settings: dict = LAB_SETTINGS) -> Iterator[tuple[str, str]]:
+    """A JupyterLab server on a free 127.0.0.1 port, rooted in tmp_path/root: (base url, token); always
+    stopped."""
+    port, token = free_port(), secrets.token_hex(16)
+    (tmp_path / "root").mkdir()
+    log = tmp_path / "lab.log"
+    proc = start_lab(tmp_path / "root", port, token, log, settings)
+    try:
+        wait_until_up(proc, f"http://127.0.0.1:{port}", token, log)
+        yield f"http://127.0.0.1:{port}", token
+    finally:
+        stop(proc)
+
+
+def open_chromium(pw, profile: Path, **options):
+    """Debian's Chromium, headless, with a fresh empty profile (user-data-dir) and the kit's flags."""
+    return pw.chromium.launch_persistent_context(
+        str(profile), executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS,
+        viewport={"width": 1280, "height": 900}, **options,
+    )  # fmt: skip

@@ -9,21 +9,12 @@ tmp_path; step 2 is copied to /tmp/ralph_browser.png.
 """
 
 import re
-import secrets
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from browser_helpers import (
-    CHROMIUM_FLAGS,
-    chromium_path,
-    free_port,
-    saved_text,
-    start_lab,
-    stop,
-    wait_until_up,
-)
+from browser_helpers import open_chromium, playwright_or_skip, running_lab, saved_text
 
 from ralph_mini.widgets import WRONG_STYLE
 
@@ -45,23 +36,13 @@ RUN_ALL = """async () => {
 
 @pytest.fixture
 def playwright_api():
-    if chromium_path() is None:
-        pytest.skip("needs Debian's chromium on PATH: apt-get install -y chromium")
-    return pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
+    return playwright_or_skip()
 
 
 @pytest.fixture
 def lab(tmp_path):
-    """A JupyterLab server on a free 127.0.0.1 port, rooted in tmp_path/root; always stopped."""
-    port, token = free_port(), secrets.token_hex(16)
-    (tmp_path / "root").mkdir()
-    log = tmp_path / "lab.log"
-    proc = start_lab(tmp_path / "root", port, token, log)
-    try:
-        wait_until_up(proc, f"http://127.0.0.1:{port}", token, log)
-        yield f"http://127.0.0.1:{port}", token
-    finally:
-        stop(proc)
+    with running_lab(tmp_path) as server:
+        yield server
 
 
 def test_lesson_01_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, lab, tmp_path):
@@ -73,13 +54,7 @@ def test_lesson_01_stepper_renders_and_next_moves_in_jupyterlab(playwright_api, 
     expect = playwright_api.expect
     started = time.monotonic()
     with playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),  # a fresh, empty user-data-dir
-            executable_path=chromium_path(),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 900},
-        )
+        browser = open_chromium(pw, tmp_path / "chromium-profile")
         try:
             page = browser.new_page()
             page.set_default_timeout(WAIT_MS)

@@ -14,13 +14,12 @@ one, CI) is given the kit's own font file (the PyPI package noto-cjk-sans-otc) t
 as a student's system font would be. A screenshot lands in tmp_path, copied to /tmp/ralph_browser_zh.png.
 """
 
-import secrets
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from browser_helpers import CHROMIUM_FLAGS, chromium_path, free_port, start_lab, stop, wait_until_up
+from browser_helpers import LAB_SETTINGS, open_chromium, playwright_or_skip, running_lab
 
 from ralph_mini import lang
 
@@ -30,7 +29,7 @@ LESSON = Path(__file__).resolve().parents[1] / "notebooks" / "zh" / "04_memory.i
 SCREENSHOT_COPY = Path("/tmp/ralph_browser_zh.png")
 WAIT_MS = 60_000
 # Render every cell, not only those in view (JupyterLab 4 renders lazily), so every character is checked.
-ALL_CELLS = ("@jupyterlab/notebook-extension/tracker.jupyterlab-settings", '{"windowingMode": "none"}')
+ALL_CELLS = ("@jupyterlab/notebook-extension/tracker.jupyterlab-settings", {"windowingMode": "none"})
 
 GLYPHS = r"""() => {
     const panel = window.jupyterapp.shell.currentWidget.node;
@@ -80,26 +79,14 @@ def fontconfig_with_kit_font(folder: Path) -> Path:
 
 @pytest.fixture
 def playwright_api():
-    if chromium_path() is None:
-        pytest.skip("needs Debian's chromium on PATH: apt-get install -y chromium")
-    return pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
+    return playwright_or_skip()
 
 
 @pytest.fixture
 def lab(tmp_path):
-    """JupyterLab rooted in tmp_path/root, rendering every cell; always stopped."""
-    port, token = free_port(), secrets.token_hex(16)
-    root = tmp_path / "root"
-    root.mkdir()
-    settings = root / ".lab" / "settings" / ALL_CELLS[0]
-    settings.parent.mkdir(parents=True)
-    settings.write_text(ALL_CELLS[1])
-    proc = start_lab(root, port, token, tmp_path / "lab.log")
-    try:
-        wait_until_up(proc, f"http://127.0.0.1:{port}", token, tmp_path / "lab.log")
-        yield f"http://127.0.0.1:{port}", token
-    finally:
-        stop(proc)
+    """JupyterLab rendering every cell (not only those in view)."""
+    with running_lab(tmp_path, LAB_SETTINGS | {ALL_CELLS[0]: ALL_CELLS[1]}) as server:
+        yield server
 
 
 def test_the_chinese_lesson_shows_no_missing_glyph_boxes(playwright_api, lab, tmp_path):
@@ -107,14 +94,8 @@ def test_the_chinese_lesson_shows_no_missing_glyph_boxes(playwright_api, lab, tm
     base_url, token = lab
     started = time.monotonic()
     with playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=chromium_path(),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 900},
-            env={"FONTCONFIG_FILE": str(fontconfig_with_kit_font(tmp_path))},
-        )
+        fonts = fontconfig_with_kit_font(tmp_path)
+        browser = open_chromium(pw, tmp_path / "chromium-profile", env={"FONTCONFIG_FILE": str(fonts)})
         try:
             page = browser.new_page()
             page.set_default_timeout(WAIT_MS)
