@@ -1,6 +1,7 @@
-"""The exercise notebooks: one source for both versions, and what a student meets in a kernel.
+"""The exercise notebooks, the core five and the build-your-own track: one source for both versions,
+and what a student meets in a kernel.
 
-Instructors edit exercises/solutions/; exercises/make_student_version.py writes the student notebooks,
+Instructors edit exercises/solutions/ (and exercises/build_your_own/solutions/); exercises/make_student_version.py writes the student notebooks,
 in English (exercises/) and in Chinese (exercises/zh/). These tests keep them honest (the script
 reproduces the committed notebooks of both editions cell for cell, the two editions run the same code,
 a markdown cell without its Chinese stops the script, the solution cells match the .py modules, every
@@ -9,6 +10,7 @@ defines their function raises.
 """
 
 import ast
+import copy
 import importlib.util
 import sys
 from dataclasses import replace
@@ -142,7 +144,9 @@ def test_there_are_five_exercise_notebooks_in_both_versions():
     assert (ZH / ".ralph_lang").read_text(encoding="utf-8").strip() == "zh"
 
 
-EDITIONS = [(path, language) for path in instructor_paths() for language in make_student_version.LANGUAGES]
+# Every exercise notebook, the core five and the build-your-own track: the script treats them alike.
+EVERY = make_student_version.instructor_notebooks()
+EDITIONS = [(path, language) for path in EVERY for language in make_student_version.LANGUAGES]
 
 
 def edition_id(case) -> str:
@@ -160,7 +164,7 @@ def test_the_script_reproduces_the_committed_student_notebook(path, language):
     assert "<!-- zh -->" not in sources
 
 
-@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EVERY, ids=lambda p: p.stem)
 def test_the_two_editions_run_the_same_code_and_differ_in_prose(path):
     english = nbformat.read(make_student_version.student_path(path), as_version=4).cells
     chinese = nbformat.read(make_student_version.student_path(path, language="zh"), as_version=4).cells
@@ -270,13 +274,19 @@ def test_a_chinese_edition_goes_under_zh():
     )
 
 
-@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+def reference_functions(path: Path) -> dict[str, str]:
+    """The solution module's functions; the capstone has no module of its own and pastes the track's."""
+    own = path.with_suffix(".py")
+    modules = [own] if own.exists() else sorted(path.parent.glob("ex*.py"))
+    trees = [ast.parse(module.read_text()) for module in modules]
+    return {n.name: code_of(n) for tree in trees for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+@pytest.mark.parametrize("path", EVERY, ids=lambda p: p.stem)
 def test_solution_cells_match_the_solution_module(path):
     """The reference code lives twice (notebook and .py); this keeps the two the same."""
     notebook = nbformat.read(path, as_version=4)
-    module = ast.parse((SOLUTIONS / f"{path.stem}.py").read_text())
-    in_module = {n.name: code_of(n) for n in module.body if isinstance(n, ast.FunctionDef)}
-    found = 0
+    in_module, found = reference_functions(path), 0
     for cell in notebook.cells:
         if "### BEGIN SOLUTION" in cell.source:
             for node in ast.parse(cell.source).body:
@@ -286,10 +296,10 @@ def test_solution_cells_match_the_solution_module(path):
     assert found >= 1
 
 
-@pytest.mark.parametrize("path", instructor_paths(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EVERY, ids=lambda p: p.stem)
 def test_solved_notebook_runs_with_every_check_green(path):
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(SOLUTIONS)}}).execute()
+    NotebookClient(notebook, timeout=300, resources={"metadata": {"path": str(path.parent)}}).execute()
     checks = [c for c in notebook.cells if c.cell_type == "code" and ".check(" in c.source]
     assert checks
     for cell in checks:
@@ -298,6 +308,7 @@ def test_solved_notebook_runs_with_every_check_green(path):
 
 def code_of(function: ast.FunctionDef) -> str:
     """Decorators, signature and body, without the docstring (the notebook's is the starter's)."""
+    function = copy.deepcopy(function)
     first = function.body[0]
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
         function.body = function.body[1:]
