@@ -184,7 +184,7 @@ class KeywordIndex:
         for slot, found in zip(slots, words, strict=True):
             for word in found:
                 self.postings[word].append(slot)
-        self.arrays.clear()
+                self.arrays.pop(word, None)  # its array is stale; the other words' stay
 
     def counts(self, words: set[str], size: int) -> np.ndarray:
         """How many of ``words`` each slot 0..size-1 contains."""
@@ -218,3 +218,24 @@ def exact_cosine(a: np.ndarray, b: np.ndarray) -> float:
     """The inner product of two unit vectors, identical on every machine: each float32 product is exact
     in float64, and ``math.fsum`` adds them exactly, in any order (a BLAS kernel sums in its own order)."""
     return math.fsum((a.astype(np.float64) * b.astype(np.float64)).tolist())
+
+
+def rounded_cosines(query: np.ndarray, vectors: np.ndarray, decimals: int) -> list[float]:
+    """``round(exact_cosine(query, row), decimals)`` for each row, identical on every machine, at the
+    cost of one float64 matrix product: that product may be off by float64 rounding (below
+    ``slack`` for unit vectors), so a cosine whose rounding that error cannot change is taken from it,
+    and only one close to a rounding boundary (or to 0, whose sign must be exact) is summed exactly."""
+    approximate = vectors.astype(np.float64) @ query.astype(np.float64)
+    slack = len(query) * 2.0**-50  # n x 4 units in the last place: above any float64 dot's error
+    rounded = [settled(cosine, slack, decimals) for cosine in approximate.tolist()]
+    return [
+        round(exact_cosine(query, row), decimals) if value is None else value
+        for row, value in zip(vectors, rounded, strict=True)
+    ]
+
+
+def settled(approximate: float, slack: float, decimals: int) -> float | None:
+    """``approximate`` rounded, if every value within ``slack`` of it rounds the same (and not to 0,
+    whose sign only the exact sum knows); None if the exact value must decide."""
+    low, high = round(approximate - slack, decimals), round(approximate + slack, decimals)
+    return low if low == high and low != 0 else None

@@ -15,6 +15,7 @@ from ralph_mini.lesson_guards import instance_details
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
 
 LIVE = ("active", "probation")  # the statuses retrieval may return (past expiry aside)
+LIVENESS = frozenset({"status", "last_hit_at"})  # the fields that decide whether a lesson is live
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,20 @@ class Experience:
     recent: str = ""  # its last votes, oldest first: '+' up, '-' waste, 'x' a wrong answer it could cause
     wrong_answers: int = 0  # wrong answers it could have caused since it last became active
 
+    def __setattr__(self, name: str, value: object) -> None:
+        """Set a field; a change to one deciding liveness is noted in each ledger watching this lesson,
+        by memory's operations and by hand alike (``lesson.status = "removed"`` in a notebook)."""
+        object.__setattr__(self, name, value)
+        if name in LIVENESS:
+            for changes in self.__dict__.get("_watchers", ()):
+                changes.note(self.id)
+
+    def watch(self, changes: "LessonChanges") -> None:
+        """Note this lesson's liveness changes in ``changes`` from now on (not a field: no file holds it)."""
+        watchers = self.__dict__.get("_watchers", ())
+        if changes not in watchers:
+            self.__dict__["_watchers"] = (*watchers, changes)
+
     def __post_init__(self) -> None:
         self.recent, self.wrong_answers = self.recent or "", self.wrong_answers or 0  # NULL in an old store
         if self.votes_up is None:
@@ -104,6 +119,31 @@ class Experience:
         record = (self.votes_up + 1) / (self.votes_up + self.votes_down + 1)
         evidence = self.confirmations + self.validations
         return 0.0 if self.names_an_instance else evidence / (evidence + 1) * record
+
+
+class LessonChanges:
+    """Which lessons had a liveness field set, latest last. A reader keeps the count it has read up to,
+    so finding what changed costs what changed, not what memory holds: retrieval's live-lesson filter
+    stays flat at 100k lessons (``lesson_index.LiveLessons``). Memory owns one; a lesson reports to it
+    once watched (``Experience.watch``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.latest: dict[str, int] = {}  # experience id -> the count at its last change, oldest first
+
+    def note(self, experience_id: str) -> None:
+        self.count += 1
+        self.latest.pop(experience_id, None)  # moved to the end: ``since`` stops at the first older one
+        self.latest[experience_id] = self.count
+
+    def since(self, count: int) -> list[str]:
+        """The ids changed after ``count`` (a reader's last ``self.count``), newest first."""
+        changed = []
+        for experience_id in reversed(self.latest):
+            if self.latest[experience_id] <= count:
+                break
+            changed.append(experience_id)
+        return changed
 
 
 def generalization_confidence(rule: str, evidence: int) -> float:

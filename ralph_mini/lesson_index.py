@@ -5,10 +5,13 @@
   faiss's candidates exactly, so rankings are the same on every CPU.
 - ``LiveLessons`` keeps a ``VectorIndex`` and a keyword index (``embed.KeywordIndex``) equal to the
   memory's live lessons without a sweep per search: each lesson is tokenised and embedded once, when it
-  first goes live; a search reads nothing of the lessons indexed, only the status of those not indexed
-  (one may have come alive), and a lesson that died while indexed is caught when it turns up as a
-  candidate. At 10k-100k live lessons a search costs 1.5-2x the raw faiss search under it, 4-5x with
-  half not live (``benchmarks/retrieval_speed.py``), with the results of a full sync before each search.
+  first goes live; a search re-reads only the lessons whose status or last hit was set since the last
+  one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
+  that died by the clock while indexed is caught when it turns up as a candidate. A search costs the
+  same whether none or half of the lessons are live: 1.1-1.7x the raw faiss search under it at 10k-100k
+  lessons, 2.4x at 10k with half not live, where faiss has only 5k to scan and the per-search work
+  (the query's embedding, its words, exact re-scoring, ~1 ms) is as long as faiss
+  (``benchmarks/retrieval_speed.py``); with the results of a full sync before each search.
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
@@ -18,13 +21,12 @@ import bisect
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from itertools import islice
-from operator import attrgetter
 
 import numpy as np
 
-from ralph_mini.embed import Embedder, KeywordIndex, exact_cosine, keyword_words
+from ralph_mini.embed import Embedder, KeywordIndex, keyword_words, rounded_cosines
 from ralph_mini.experience import LIVE
-from ralph_mini.memory import Experience, Memory, days_since
+from ralph_mini.memory import Experience, Memory
 
 # faiss threads per search: one query gains nothing from a second at any size; it only spins, taking a
 # core from another worker (``benchmarks/retrieval_speed.py --thread-sweep`` measures it).
@@ -84,8 +86,8 @@ class VectorIndex:
         """[(experience id, cosine)], best first, ties by id: the same on every CPU.
 
         faiss proposes twice ``k`` candidates (its float32 sums depend on the BLAS kernel and thread
-        count, so ranks near the cut may swap); each is then scored exactly (``exact_cosine``),
-        rounded to ``SCORE_DECIMALS``, and the best ``k`` kept.
+        count, so ranks near the cut may swap); each is then scored exactly (``rounded_cosines``:
+        ``exact_cosine`` rounded to ``SCORE_DECIMALS``), and the best ``k`` kept.
         """
         return self.search_and_propose(text, k)[0]
 
@@ -95,12 +97,10 @@ class VectorIndex:
             return [], []
         query = self.embedder.embed([text])[0]
         _, keys = self.on_threads(self.index.search, query[None, :], min(2 * k, len(self)))
-        proposed = [self.ids[int(key)] for key in keys[0] if key >= 0]
-        vectors = self.index.reconstruct_batch(np.array([faiss_id(i) for i in proposed], dtype=np.int64))
-        found = [
-            (i, round(exact_cosine(query, vector), SCORE_DECIMALS))
-            for i, vector in zip(proposed, vectors, strict=True)
-        ]
+        keys = keys[0][keys[0] >= 0]
+        proposed = list(map(self.ids.__getitem__, keys.tolist()))
+        vectors = self.index.reconstruct_batch(keys)
+        found = list(zip(proposed, rounded_cosines(query, vectors, SCORE_DECIMALS), strict=True))
         found.sort(key=lambda pair: (-pair[1], pair[0]))
         return found[:k], proposed
 
@@ -119,73 +119,56 @@ def faiss_id(experience_id: str) -> int:
     return int(experience_id, 16)
 
 
-# What a search reads of each lesson not indexed: the fields that decide whether it is live.
-STATUS, LAST_HIT = attrgetter("status"), attrgetter("last_hit_at")
-
-
 class LiveLessons:
     """Both indexes (keyword words, vectors) of a memory's live lessons: active, not past expiry.
 
     Slot i is the i-th experience of ``memory.experiences``. Memory never deletes and only appends, so a
     slot keeps its lesson and slot order is memory order, the order the old full scan broke ties in.
-    A lesson is tokenised and embedded once, when it first goes live. Keeping in step costs little:
+    A lesson is tokenised and embedded once, when it first goes live. Keeping in step costs what changed,
+    not what memory holds:
 
-    - every search (``follow``) takes in appended lessons and compares two fields of each lesson *not*
-      indexed with the last look (one may have come alive): the one read that grows with memory, 7 ms
-      for 50k such lessons on a loaded core (memory says nothing of what changed); none for the indexed;
-    - a lesson that died while indexed (removed, expired) still weighs 0, so it can only matter by
-      taking a candidate's place: the retriever checks its candidates (``any_dead``) and, if one died,
-      ``resync`` re-reads every lesson, as a full ``VectorIndex.sync`` would.
+    - every search (``follow``) takes in appended lessons and re-reads the lessons whose status or last
+      hit was set since the last search, by memory or by hand: memory's ledger (``memory.changes``) names
+      them. Only a clock moved back (or a longer expiry) makes it re-test the active lessons left out;
+    - a lesson that died by the clock while indexed still weighs 0, so it can only matter by taking a
+      candidate's place: the retriever checks its candidates (``any_dead``) and, if one died, ``resync``
+      re-reads every lesson, as a full ``VectorIndex.sync`` would.
 
-    It reads memory and never changes it.
+    It reads memory and never changes a lesson (it asks each to report to memory's ledger: ``watch``).
     """
 
     def __init__(self, embedder: Embedder):
         self.vectors = VectorIndex(embedder)
         self.keywords = KeywordIndex()
         self.lessons: list[Experience] = []  # memory.experiences.values(), as appended
+        self.slot_of: dict[str, int] = {}  # experience id -> slot, for every lesson appended
         self.seen: list[tuple[str, str] | None] = []  # (status, last_hit_at) per slot, as last read
         self.active = np.zeros(0, dtype=bool)
         self.last_hit = np.zeros(0, dtype="datetime64[us]")  # UTC; NaT unless active
         self.live = np.zeros(0, dtype=bool)  # in both indexes now
-        self.clock_seen: tuple[datetime, float] | None = None  # (now, expire_after_days) last used
+        self.clock_seen: tuple[datetime, float] | None = None  # (now, expire_after_days) last judged at
+        self.read_upto = 0  # memory.changes.count when the lessons were last read
         self.slots: dict[str, int] = {}  # experience id -> slot, once tokenised
         self.by_rule: list[tuple[str, int]] = []  # tokenised (rule, slot), sorted: the tie order
         self.rank = np.zeros(0, dtype=np.int64)  # slot -> its place in by_rule (-1: not tokenised)
         self.stash: dict[int, np.ndarray] = {}  # vectors taken out of faiss, kept for a comeback
-        self.watched: tuple[list, np.ndarray] | None = None  # not indexed; slots of the active ones
-        self.watched_seen: tuple = (None,) * 4  # their statuses, last hits, and the clock at the last look
 
     def follow(self, memory: Memory) -> bool:
-        """Every search: take in appended lessons, re-read those not indexed. False if memory shrank."""
-        size = len(memory.experiences)
-        if size < len(self.lessons):
+        """Every search: take in appended lessons, re-read those changed. False if memory shrank."""
+        size, known = len(memory.experiences), len(self.lessons)
+        if size < known:
             return False
-        if size > len(self.lessons):
-            self.append(list(islice(memory.experiences.values(), len(self.lessons), None)))
-        looked = self.look(memory)
-        if looked != self.watched_seen and (looked[:2] != self.watched_seen[:2] or self.alive(looked)):
-            self.update(np.flatnonzero(~self.live).tolist(), memory)  # one has come alive: take it in
-            self.watched = None
-            looked = self.look(memory)
-        self.watched_seen = looked
+        if size > known:  # (islice walks the known lessons too: only when there are new ones)
+            self.append(list(islice(memory.experiences.values(), known, None)), memory)
+        changed = {self.slot_of[i] for i in memory.changes.since(self.read_upto) if i in self.slot_of}
+        changed.update(range(known, size))
+        clock = memory.clock(), memory.config.expire_after_days
+        if clock[0] < self.clock_seen[0] or clock[1] > self.clock_seen[1]:  # an expired one may be back
+            changed.update(np.flatnonzero(self.active & ~self.live).tolist())
+        self.read_upto, self.clock_seen = memory.changes.count, clock  # the left-out are dead at this clock
+        if changed:
+            self.update(sorted(changed), clock)
         return True
-
-    def look(self, memory: Memory) -> tuple:
-        """What decides whether a lesson not indexed comes alive: the statuses of all, the last hits of
-        those active (expired by the clock), and the clock."""
-        if self.watched is None:
-            slots = np.flatnonzero(~self.live)
-            active = slots[self.active[slots]]
-            self.watched = list(map(self.lessons.__getitem__, slots.tolist())), active
-            self.watched_seen = None, None, None, None
-        statuses = list(map(STATUS, self.watched[0]))
-        last_hits = list(map(LAST_HIT, map(self.lessons.__getitem__, self.watched[1].tolist())))
-        return statuses, last_hits, memory.clock(), memory.config.expire_after_days
-
-    def alive(self, looked: tuple) -> bool:
-        """Only the clock moved: is one of the active lessons not indexed within expiry now?"""
-        return bool(self.live_at(self.watched[1], looked[2], looked[3]).any())
 
     def live_at(self, slots: np.ndarray, now: datetime, expire_after_days: float) -> np.ndarray:
         """Memory.live's test, for many slots at once: active and days_since <= expire_after_days.
@@ -199,47 +182,46 @@ class LiveLessons:
         lessons = list(memory.experiences.values())
         if lessons[: len(self.lessons)] != self.lessons:
             return False
-        self.append(lessons[len(self.lessons) :])
-        self.update(list(range(len(self.lessons))), memory, everything=True)
+        self.append(lessons[len(self.lessons) :], memory)
+        self.read_upto = memory.changes.count
+        self.update(list(range(len(self.lessons))), (memory.clock(), memory.config.expire_after_days))
         return True
 
-    def append(self, lessons: list[Experience]) -> None:
+    def append(self, lessons: list[Experience], memory: Memory) -> None:
+        """Take in lessons appended to memory; from now on each reports its changes to memory's ledger."""
         grow = len(lessons)
+        for lesson in lessons:
+            lesson.watch(memory.changes)
+        self.slot_of.update((e.id, slot) for slot, e in enumerate(lessons, len(self.lessons)))
         self.lessons += lessons
-        self.watched = None if grow else self.watched
         self.seen += [None] * grow
         self.active = np.concatenate([self.active, np.zeros(grow, dtype=bool)])
         self.last_hit = np.concatenate([self.last_hit, np.full(grow, np.datetime64("NaT", "us"))])
         self.live = np.concatenate([self.live, np.zeros(grow, dtype=bool)])
         self.rank = np.concatenate([self.rank, np.full(grow, -1, dtype=np.int64)])
 
-    def update(self, slots: list[int], memory: Memory, everything: bool = False) -> None:
-        """Re-read these slots; take out those no longer live, then put in those now live (in slot
-        order: the order ``VectorIndex.sync`` adds them)."""
-        clock_seen = (memory.clock(), memory.config.expire_after_days)
+    def update(self, slots: list[int], clock: tuple[datetime, float]) -> None:
+        """Re-read these slots at ``clock`` (now, expire_after_days); take out those no longer live, then
+        put in those now live (in slot order: the order ``VectorIndex.sync`` adds them)."""
+        self.clock_seen = clock  # every lesson left out is not live at this clock
         fields = [(e.status, e.last_hit_at) for e in map(self.lessons.__getitem__, slots)]
-        changed = [(s, f) for s, f in zip(slots, fields, strict=True) if f != self.seen[s]]
-        if not changed and clock_seen == self.clock_seen and not everything:
-            return  # the same fields at the same time: the same liveness
-        for slot, (status, last_hit) in changed:
-            self.seen[slot] = status, last_hit
-            self.active[slot] = status in LIVE
-            if self.active[slot]:
-                self.last_hit[slot] = utc(datetime.fromisoformat(last_hit))
+        for slot, (status, last_hit) in zip(slots, fields, strict=True):
+            if (status, last_hit) != self.seen[slot]:
+                self.seen[slot] = status, last_hit
+                self.active[slot] = status in LIVE
+                if self.active[slot]:
+                    self.last_hit[slot] = utc(datetime.fromisoformat(last_hit))
         index = np.array(slots, dtype=np.int64)
-        live, was = self.live_at(index, *clock_seen), self.live[index]
+        live, was = self.live_at(index, *clock), self.live[index]
         self.take_out(index[was & ~live].tolist())
         self.put_in(index[live & ~was].tolist())
-        if (was != live).any():
-            self.watched = None  # the lessons not indexed are others now
         self.live[index] = live
-        self.clock_seen = clock_seen
 
     def any_dead(self, slots: Sequence[int], memory: Memory) -> bool:
-        """Has one of these indexed lessons died since it was read? (``Memory.live``'s test, read now)"""
-        now, expire = memory.clock(), memory.config.expire_after_days
-        lessons = map(self.lessons.__getitem__, slots)
-        return any(e.status not in LIVE or days_since(e.last_hit_at, now) > expire for e in lessons)
+        """Has one of these indexed lessons died by the clock since it was read? (``Memory.live``'s test;
+        what was set on them since, ``follow`` has just read from memory's ledger)"""
+        index = np.array(slots, dtype=np.int64)
+        return not self.live_at(index, memory.clock(), memory.config.expire_after_days).all()
 
     def take_out(self, slots: list[int]) -> None:
         if slots:
@@ -283,7 +265,7 @@ class LiveLessons:
 
     def best_by_words(self, counts: np.ndarray, m: int) -> list[int]:
         """The ``m`` slots sharing most words, ties by rule then memory order (the old full sort)."""
-        hits = np.flatnonzero(counts)
+        hits = np.flatnonzero(counts > 0)  # (a bool array's nonzero is 4x an integer one's)
         if m <= 0:
             return []
         if len(hits) > m:

@@ -32,9 +32,8 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
 
 Nothing is deleted: removed, invalid, quarantined and expired experiences keep their status and reason.
 Time is an injected clock (``clock.py``); an explicit ``sweep()`` flags expiry, never a read. Memory
-knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``).
-
-The record itself (``Experience``) and the settings (``MemoryConfig``) are in ``experience.py``.
+knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``). The record
+(``Experience``), the settings (``MemoryConfig``) and the ledger of changes are in ``experience.py``.
 
 Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.py``) and deciding
 *when* to reflect (``loop.py``).
@@ -48,6 +47,7 @@ from ralph_mini.experience import (
     LIVE,
     NO_DECAY,
     Experience,
+    LessonChanges,
     MemoryConfig,
     days_since,
     decay_factor,
@@ -82,6 +82,7 @@ class Memory:
         self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
         self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
         self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
+        self.changes = LessonChanges()  # whose liveness changed, by any hand: retrieval follows it
 
     def propose(
         self,
@@ -194,8 +195,7 @@ class Memory:
 
     def sweep(self) -> list[Experience]:
         """Flag active experiences past expiry as expired (kept in the file). Returns those flagged."""
-        now = self.clock()
-        flagged = []
+        now, flagged = self.clock(), []
         for experience in self.experiences.values():
             days = days_since(experience.last_hit_at, now)
             if experience.status in LIVE and days > self.config.expire_after_days:

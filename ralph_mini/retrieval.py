@@ -23,6 +23,7 @@ notebook 05 measures where they pay off.
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import resources
 
 import numpy as np
@@ -32,7 +33,6 @@ from ralph_mini.lesson_index import (  # noqa: F401 (re-exported: notebook 05 an
     SCORE_DECIMALS,
     LiveLessons,
     VectorIndex,
-    exact_cosine,
     experience_text,
     faiss_id,
 )
@@ -84,11 +84,11 @@ class Retriever:
         if self.lessons.any_dead(checked, self.memory):  # one died while indexed: re-read them all
             self.keep_in_step(everything=True)
             pool, counts, cosines, _ = self.pool(wanted, query)
-        scored = []
+        scored, now = [], self.memory.clock()
         for slot in pool:
             experience = self.lessons.lessons[slot]
             keyword = int(counts[slot]) / len(wanted) if wanted else 0.0
-            scored.append(self.scored(experience, keyword, cosines.get(experience.id, 0.0)))
+            scored.append(self.scored(experience, keyword, cosines.get(experience.id, 0.0), now))
         scored = [s for s in scored if s.score > 0]
         scored.sort(key=lambda s: (-s.score, s.experience.rule))
         return scored[:k]
@@ -113,9 +113,9 @@ class Retriever:
         pool += [slot[i] for i in cosines if slot[i] not in pool]  # keyword candidates first
         return pool, counts, cosines, checked
 
-    def scored(self, experience: Experience, keyword: float, cosine: float) -> Scored:
+    def scored(self, experience: Experience, keyword: float, cosine: float, now: datetime) -> Scored:
         relevance = {"keyword": keyword, "vector": cosine, "hybrid": 0.5 * keyword + 0.5 * cosine}[self.mode]
-        return Scored(experience, keyword, cosine, self.memory.weight(experience), relevance)
+        return Scored(experience, keyword, cosine, self.memory.weight(experience, now), relevance)
 
 
 def lesson_tokens(rule: str) -> int:

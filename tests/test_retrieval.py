@@ -290,6 +290,65 @@ def test_a_long_lived_retriever_answers_as_a_fresh_one_and_never_changes_memory(
     assert keys  # the labelled lessons were there all along
 
 
+def test_a_search_rereads_only_the_lessons_changed_since_the_last(monkeypatch):
+    """The live-lesson filter costs what changed, not what memory holds: a hand edit, a hit, a removal
+    each make the next search re-read that lesson alone; a search after nothing changed re-reads none."""
+    from ralph_mini.lesson_index import LiveLessons
+
+    memory = active_memory()
+    for i in range(40):
+        memory.propose(f"when status is state{i}: skip tool_{i}", task_id="T1", run_id="R", task_type=TYPE)
+    retriever = Retriever(memory)
+    retriever.search("pending order", 3)
+    reread = []
+    update = LiveLessons.update
+    monkeypatch.setattr(
+        LiveLessons, "update", lambda self, slots, clock: (reread.append(slots), update(self, slots, clock))
+    )
+    lessons = list(memory.experiences.values())
+    retriever.search("pending order", 3)
+    lessons[7].status = "removed"  # by hand: memory's operations are not the only writers
+    retriever.search("pending order", 3)
+    memory.record_hits([lessons[3], lessons[5]])
+    retriever.search("pending order", 3)
+    memory.propose("when status is paid: skip tool_x", task_id="T9", run_id="R", task_type=TYPE)
+    retriever.search("pending order", 3)
+    assert reread == [[7], [3, 5], [len(lessons)]]  # the first search, after no change: none
+    assert retriever.search("pending order", 3) == Retriever(memory).search("pending order", 3)
+
+
+def test_a_clock_moved_back_brings_back_lessons_expired_by_it():
+    """Only a clock moved back (or a longer expiry) can revive a lesson no one touched: the follower
+    re-tests the active lessons it left out then, and answers as a fresh retriever."""
+    clock = FakeClock()
+    memory = Memory(clock, MemoryConfig(expire_after_days=10))
+    memory.propose(RULES[1], task_id="T1", run_id="R", task_type=TYPE)
+    memory.propose(RULES[1], task_id="T2", run_id="R", task_type=TYPE)
+    follower = Retriever(memory)
+    assert follower.search("pending order age", 3)
+    clock.advance(days=11)  # expired by the clock, not swept: still 'active'
+    assert follower.search("pending order age", 3) == []
+    clock.advance(days=-5)
+    assert follower.search("pending order age", 3) == Retriever(memory).search("pending order age", 3) != []
+
+
+def test_the_ledger_of_changes_is_invisible_to_records_files_and_copies(tmp_path):
+    """A lesson reports to memory's ledger without a field: asdict, equality, copies and pickles are
+    as before, and a copy taken with its memory reports to the copied ledger."""
+    import copy
+    import pickle
+    from dataclasses import asdict
+
+    memory = active_memory()
+    Retriever(memory).search("pending", 3)  # the follower makes every lesson report to memory.changes
+    lesson = next(iter(memory.experiences.values()))
+    assert "_watchers" not in asdict(lesson) and copy.copy(lesson) == lesson
+    assert pickle.loads(pickle.dumps(lesson)) == lesson
+    twin, before = copy.deepcopy(memory), memory.changes.count
+    next(iter(twin.experiences.values())).status = "removed"
+    assert twin.changes.since(before) == [lesson.id] and memory.changes.count == before  # each its own
+
+
 def test_speed_table_grades_the_approximate_index_against_exact_search():
     from ralph_mini.vector_speed import speed_row, speed_table
 
@@ -298,3 +357,35 @@ def test_speed_table_grades_the_approximate_index_against_exact_search():
     recalls = [row[f"IVF {lists}/256 recall@3"] for lists in (1, 4, 16)]
     assert 0 <= recalls[0] <= recalls[1] <= recalls[2] <= 1  # more lists read, more neighbours found
     assert [speed_row(3000, 16)[f"IVF {n}/256 recall@3"] for n in (1, 4, 16)] == recalls  # seeded
+
+
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 64),
+    st.integers(0, 8),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_rounded_cosines_are_the_exact_cosines_rounded(seed, dim, decimals, zeros):
+    """The fast path (one float64 product, a rounding it cannot change) gives what the exact sum gives,
+    for every row: near rounding boundaries, at 0 (its sign), for orthogonal and for equal vectors."""
+    from ralph_mini.embed import exact_cosine, normalize, rounded_cosines
+
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(-3, 4, size=(12, dim)).astype(np.float32)
+    raw[rng.random(12) < zeros / 2] = 0  # some all-zero rows: cosine 0
+    vectors = normalize(raw)
+    query = vectors[0] if seed % 2 else normalize(rng.standard_normal((1, dim)).astype(np.float32))[0]
+    expected = [round(exact_cosine(query, row), decimals) for row in vectors]
+    assert rounded_cosines(query, vectors, decimals) == expected
+    assert [str(x) for x in rounded_cosines(query, vectors, decimals)] == [str(x) for x in expected]
+
+
+def test_a_cosine_near_a_rounding_boundary_is_left_to_the_exact_sum():
+    """Another CPU's float64 product may differ in the last places: a value that error could round
+    either way, or to 0 of either sign, is not settled by it."""
+    from ralph_mini.embed import settled
+
+    assert settled(0.73, 1e-12, 1) == 0.7 and settled(-0.73, 1e-12, 1) == -0.7
+    assert settled(0.25 + 1e-13, 1e-12, 1) is None  # 0.2 or 0.3, depending on the last bits
+    assert settled(0.0000004, 1e-12, 6) is None and settled(1e-15, 1e-12, 6) is None  # 0.0 or -0.0
+    assert settled(0.1234565, 1e-12, 6) is None and settled(0.12345651, 1e-12, 6) == 0.123457
