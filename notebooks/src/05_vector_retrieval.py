@@ -399,8 +399,8 @@ for size in progress((100_000, 1_000_000), lang.tr("sizes", "规模")):  # one f
     )
     print(
         lang.tr(
-            f"  (filing the vectors into the IVF lists took {filing})\n",
-            f"  （把向量归入 IVF 列表用时 {filing}）\n",
+            f"  (filing the vectors into the IVF lists, on every core, took {filing})\n",
+            f"  （把向量归入 IVF 列表（用上所有核心）用时 {filing}）\n",
         )
     )
 
