@@ -486,14 +486,14 @@ pd.DataFrame(
 # ## Time: decay and expiry
 #
 # Rules that are used stay fresh; rules that are not, fade. Move the clock of the learned memory on,
-# with no more tasks, and watch the weights (the strongest rule first):
+# with no more tasks, and watch the weights (one row per rule, in the order memory learned them):
 #
 # <!-- zh -->
 # t2 的自由措辞被算作确认 t1 规则的第二个任务：一行，已写入。相反的规则在 t3 进入试用期（处于试用期的规则不反驳任何规则）；t4 确认它的那一刻，旧规则就失效了，并保留了原因。当一个新任务确认了一条更窄的规则，而这条规则是某条更宽泛规则的反例时，那条更宽泛的规则也会遭遇同样的命运；世界不再提供某条规则所用的工具时也一样（笔记本 09 中缓存消失了）。
 #
 # ## 时间：衰减与过期
 #
-# 被使用的规则保持新鲜；不被使用的规则会淡化。把学过东西的那个记忆的时钟往后拨，不再执行任务，观察权重的变化（最强的规则在前）：
+# 被使用的规则保持新鲜；不被使用的规则会淡化。把学过东西的那个记忆的时钟往后拨，不再执行任务，观察权重的变化（每条规则一行，按记忆学到它们的顺序排列）：
 
 # %%
 last_task_time = clock.now
