@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from wrong_answers import STARTERS, WRONG
+from wrong_answers import STARTERS, WRONG, assert_rejected
 from wrong_lessons import validate_correct_copy
 
 import ralph_mini.exercise as exercise
@@ -85,11 +85,7 @@ def label(answer) -> str:
 
 @pytest.mark.parametrize("name, answer, words", WRONG, ids=[f"{w[0]}-{label(w[1])}" for w in WRONG])
 def test_checker_rejects_a_wrong_answer_and_names_the_problem(name, answer, words):
-    result = getattr(exercise, name).check(answer)
-    assert not result.passed and result.attempted
-    assert str(result).startswith("Incorrect: ")
-    for word in words:
-        assert word in result.message, f"{word!r} not in: {result.message}"
+    assert_rejected(getattr(exercise, name).check(answer), words)
 
 
 def test_every_exercise_rejects_at_least_three_wrong_answers():

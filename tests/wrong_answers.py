@@ -295,3 +295,12 @@ STARTERS = [
     ("ex4", half_written),
     ("ex5", starter_raise),
 ]
+
+
+def assert_rejected(result, words) -> None:
+    """A checker's verdict on a wrong answer: attempted, not passed, and its message names the problem
+    (every one of ``words``). Both exercise tracks' tests judge their wrong answers by it."""
+    assert not result.passed and result.attempted
+    assert str(result).startswith("Incorrect: ")
+    for word in words:
+        assert word in result.message, f"{word!r} not in: {result.message}"
