@@ -909,20 +909,27 @@ print(lang.tr("update:", "update()："), [e.rule for e in shared.load(clock).exp
 
 # %%
 ADDER = """
-import sys, time
+import sys
 from ralph_mini.clock import FakeClock
 from ralph_mini.memory_file import MemoryFile
-path, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+path, who = sys.argv[1], sys.argv[2]
 store = MemoryFile(path)
-while time.time() < start:
-    time.sleep(0.001)
+print("ready", flush=True)  # imports done ...
+sys.stdin.readline()  # ... and wait for the word to start, which both writers get at once
 for i in range(50):
     rule = f"when any task: skip tool_{who}_{i}"
     store.update(FakeClock(), lambda m: m.propose(rule, task_id=who, run_id=who, task_type="status"))
 """
 shared.path.unlink()
-start = time.time() + 2  # both interpreters are up by then
-adders = [subprocess.Popen([sys.executable, "-c", ADDER, str(shared.path), who, str(start)]) for who in "ab"]
+adders = [
+    subprocess.Popen([sys.executable, "-c", ADDER, str(shared.path), who], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for who in "ab"
+]  # fmt: skip
+for adder in adders:
+    adder.stdout.readline()  # "ready": its interpreter is up (no fixed wait that a slow machine outlasts)
+for adder in adders:
+    adder.stdin.write("go\n")
+    adder.stdin.close()  # both get the word to start, one right after the other
 exit_codes = [adder.wait() for adder in adders]
 rules = [e.rule for e in shared.load(clock).experiences.values()]
 in_order = all(
