@@ -16,9 +16,11 @@ and ages, task types, and a failure note drawn from a 3,000-word vocabulary), th
 - the ratio search / raw faiss (the target is <= 2).
 
 Lessons not live (candidates, removed, expired) are not re-read by a search unless memory's ledger of
-changes names them (``LiveLessons.follow``); ``--not-live`` shows what they still cost. On 2 cores
+changes names them (``LiveLessons.follow``); ``--not-live`` shows what they still cost, and ``--changed N``
+what a search costs when N lessons were hit since the last one (as after a task: they are re-read). On 2 cores
 (search / raw faiss, 10k / 100k lessons): all live 1.68x / 1.12x, half not live 2.41x / 1.18x, against
-2.15x / 1.24x and 4.14x / 3.10x when every search re-read them (the commit before the ledger).
+2.15x / 1.24x and 4.14x / 3.10x when every search re-read them (the commit before the ledger); half not
+live with 5 lessons hit before each search, 2.68x / 1.40x.
 
 Both searches run on the same number of faiss threads (``--threads``, default 1, what the loop uses:
 ``lesson_index.SEARCH_THREADS``). ``--thread-sweep`` prints where threads would start to gain: the
@@ -90,9 +92,11 @@ def timed(search, argument) -> float:
     return time.perf_counter() - start
 
 
-def measure(n: int, repeats: int, not_live: float, threads: int = 1) -> dict:
-    """Build, then time each query twice in a row, raw faiss and retriever, so both see the same load."""
+def measure(n: int, repeats: int, not_live: float, threads: int = 1, changed: int = 0) -> dict:
+    """Build, then time each query twice in a row, raw faiss and retriever, so both see the same load.
+    ``changed``: lessons hit (``Memory.record_hits``) before each search, which that search re-reads."""
     memory, queries = synthetic_memory(n, not_live=not_live)
+    lessons, rng = list(memory.experiences.values()), random.Random(1)
     start = time.perf_counter()
     retriever = Retriever(memory)
     retriever.search(queries[0], k=3)
@@ -107,6 +111,7 @@ def measure(n: int, repeats: int, not_live: float, threads: int = 1) -> dict:
     for _ in range(repeats):
         for query, vector in zip(queries, vectors, strict=True):
             raw.append(timed(lambda v: flat.search(v[None, :], k), vector))
+            memory.record_hits(rng.sample(lessons, changed))
             ours.append(timed(lambda q: retriever.search(q, k=3), query))
     return {"build s": build, "search ms": 1000 * median(ours), "raw faiss ms": 1000 * median(raw)}
 
@@ -143,8 +148,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="faiss threads, the same for both searches")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the 60 queries")
     parser.add_argument(
-        "--not-live", type=float, default=0.0, help="share of lessons left as candidates (re-read per search)"
+        "--not-live", type=float, default=0.0, help="share of lessons left as candidates (never live)"
     )
+    parser.add_argument("--changed", type=int, default=0, help="lessons hit before each search")
     parser.add_argument("--thread-sweep", type=int, nargs="+", metavar="SIZE",
                         help="instead: 1 against 2 faiss threads per search, at these sizes")  # fmt: skip
     args = parser.parse_args()
@@ -152,10 +158,10 @@ def main() -> None:
         return thread_sweep(args.thread_sweep, args.repeats)
     faiss.omp_set_num_threads(args.threads)
     print(f"faiss {faiss.__version__} on {args.threads} thread(s), {datetime.now():%Y-%m-%d %H:%M}", end="")
-    print(f", {args.not_live:.0%} of lessons not live")
+    print(f", {args.not_live:.0%} of lessons not live, {args.changed} hit before each search")
     print(f"{'lessons':>8} {'build s':>8} {'search ms':>10} {'raw faiss ms':>13} {'search / faiss':>15}")
     for n in args.sizes:
-        row = measure(n, args.repeats, args.not_live, args.threads)
+        row = measure(n, args.repeats, args.not_live, args.threads, args.changed)
         ratio = row["search ms"] / row["raw faiss ms"]
         times = f"{row['build s']:>8.2f} {row['search ms']:>10.2f} {row['raw faiss ms']:>13.2f}"
         print(f"{n:>8} {times} {ratio:>14.2f}x")

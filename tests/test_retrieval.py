@@ -389,3 +389,23 @@ def test_a_cosine_near_a_rounding_boundary_is_left_to_the_exact_sum():
     assert settled(0.25 + 1e-13, 1e-12, 1) is None  # 0.2 or 0.3, depending on the last bits
     assert settled(0.0000004, 1e-12, 6) is None and settled(1e-15, 1e-12, 6) is None  # 0.0 or -0.0
     assert settled(0.1234565, 1e-12, 6) is None and settled(0.12345651, 1e-12, 6) == 0.123457
+
+
+def test_the_retrieval_benchmark_answers_help_and_prints_a_ratio_per_size():
+    """``benchmarks/retrieval_speed.py`` is what the README's search / raw faiss figures come from."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = str(Path(__file__).parents[1] / "benchmarks" / "retrieval_speed.py")
+    helped = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, check=True)
+    assert "--not-live" in helped.stdout and "--changed" in helped.stdout
+    ran = subprocess.run(
+        [sys.executable, script, "--sizes", "300", "--repeats", "1", "--not-live", "0.5", "--changed", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "50% of lessons not live, 3 hit before each search" in ran.stdout
+    (row,) = [line.split() for line in ran.stdout.splitlines() if line.split()[:1] == ["300"]]
+    assert row[-1].endswith("x") and float(row[-1][:-1]) > 0
