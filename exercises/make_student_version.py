@@ -64,7 +64,7 @@ from nbclient import NotebookClient
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from nbbuild import LANGUAGES, EditionError, split_languages  # noqa: E402  (one splitter for every edition)
+from nbbuild import LANGUAGES, EditionError, in_edition, split_languages  # noqa: E402  (one rule per edition)
 from nbrun import patched_environ  # noqa: E402
 
 SOLUTION_DIRS = (HERE / "solutions", HERE / "build_your_own" / "solutions")  # the core five, the build track
@@ -156,8 +156,7 @@ def student_path(instructor: Path, out: Path = HERE, language: str = "en") -> Pa
     zh/ex01_tool.ipynb; build_your_own/solutions/ex06_... -> build_your_own/ex06_... or
     zh/build_your_own/ex06_..."""
     folder = instructor.resolve().parent.parent
-    edition = out if language == "en" else out / language
-    return edition / folder.relative_to(HERE) / instructor.name
+    return in_edition(out / folder.relative_to(HERE) / instructor.name, out, language)
 
 
 def student_editions(path: Path, instructor: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:

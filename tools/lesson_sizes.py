@@ -52,6 +52,7 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
+from nbbuild import in_edition
 from nbrun import ROOT, lesson_notebooks, run_copy
 
 WORDS_PER_MIN = 150
@@ -111,9 +112,7 @@ def notebooks(language: str = "en") -> list[Path]:
 def edition(path: Path, language: str) -> Path:
     """The same notebook in an edition: notebooks/01_x.ipynb <-> notebooks/zh/01_x.ipynb,
     exercises/build_your_own/ex06_x.ipynb <-> exercises/zh/build_your_own/ex06_x.ipynb."""
-    top, *rest = path.relative_to(ROOT).parts
-    rest = rest[1:] if rest[:1] == ["zh"] else rest
-    return ROOT.joinpath(top, *([language] if language != "en" else []), *rest)
+    return in_edition(path, ROOT / path.relative_to(ROOT).parts[0], language)
 
 
 def language_of(path: Path) -> str:

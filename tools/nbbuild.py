@@ -87,7 +87,17 @@ def read_cells(source: str, language: str = "en", name: str = "the source") -> l
 def edition_path(source_path: Path, language: str) -> Path:
     """notebooks/src/NN.py -> notebooks/NN.ipynb (English) or notebooks/zh/NN.ipynb (Chinese)."""
     folder = source_path.resolve().parent.parent
-    return (folder if language == "en" else folder / language) / f"{source_path.stem}.ipynb"
+    return in_edition(folder / f"{source_path.stem}.ipynb", folder, language)
+
+
+def in_edition(path: Path, base: Path, language: str) -> Path:
+    """``path`` (under ``base``, in either edition) in ``language``'s edition. One rule for the lessons,
+    the exercises and their tools: a language's folder sits right under ``base``, so
+    notebooks/01_x.ipynb <-> notebooks/zh/01_x.ipynb (base: notebooks/), and
+    exercises/build_your_own/ex06_x.ipynb <-> exercises/zh/build_your_own/ex06_x.ipynb (base: exercises/)."""
+    rest = path.relative_to(base).parts
+    rest = rest[1:] if rest[:1] and rest[0] in LANGUAGES else rest
+    return base.joinpath(*([language] if language != "en" else []), *rest)
 
 
 def build(source_path: Path, notebook_path: Path, language: str = "en", timeout: int = 600) -> None:
