@@ -84,12 +84,12 @@ def label(text: str, language: str | None = None) -> str:
 
 def translated(frame, language: str | None = None):
     """A copy of a pandas table with its column and row labels (and their names) translated."""
-    table = labels(language or current())
-    if not table:
+    language = language or current()
+    if not labels(language):
         return frame
 
     def word(x):
-        return table.get(x, x) if isinstance(x, str) else x
+        return label(x, language)
 
     if hasattr(frame, "columns"):  # a DataFrame
         shown = frame.rename(index=word, columns=word)
