@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ablation_help = "every mechanism against the full loop, per (seed pair, kind) cell of the static suite"
     parser.add_argument("--ablation-grid", metavar="SxM", help=ablation_help + ", e.g. 6x4")
     parser.add_argument(
-        "--jobs", type=int, default=2, help="worker processes for --ablation-grid (default 2)"
+        "--jobs", type=int, default=2, help="worker processes for --ablation-grid and --scenario (default 2)"
     )
     enforce_help = "lessons in the prompt, as guards, or both, on notebook 09's scenarios: all or NAME[,NAME]"
     parser.add_argument("--enforce", metavar="SCENARIOS", help=enforce_help)
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.scenario:
         from ralph_mini.scenario_bench import main as scenario_main
 
-        return scenario_main(args.scenario, rest)
+        return scenario_main(args.scenario, [*rest, "--jobs", str(args.jobs)])
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.resume and not args.state:

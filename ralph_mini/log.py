@@ -12,12 +12,12 @@ Left out on purpose: log rotation, compression, and any database: a JSONL file o
 
 import json
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from ralph_mini.react import Step, Trace
 from ralph_mini.tools import read_fields
-from ralph_mini.world import TIME_FORMAT, Words
+from ralph_mini.world import Words, parse_time
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def step_tags(step: Step, words: Words, now: str | None = None) -> set[str]:
     tags = {f"{step.tool}:found"} | ({f"status:{status}"} if status else set())
     if status and created and now:
         try:
-            minutes = (datetime.strptime(now, TIME_FORMAT) - datetime.strptime(created, TIME_FORMAT)) / MINUTE
+            minutes = (parse_time(now) - parse_time(created)) / MINUTE
         except ValueError:  # a time in another format: no age, so no age condition can hold
             return tags
         tags.add(f"age:{status}:{int(minutes)}")

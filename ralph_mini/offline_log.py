@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ralph_mini.tools import read_fields
-from ralph_mini.world import TIME_FORMAT
+from ralph_mini.world import parse_time
 
 RUN_RE = re.compile(r"^run (\S+) at (\d{4}-\d\d-\d\d \d\d:\d\d): (.*)$")
 STEP_RE = re.compile(r"^(\d+) (\S+)\((.*)\) (\w+) [\d.]+s: (.*)$")
@@ -92,7 +92,7 @@ def split_runs(log_text: str) -> list[dict]:
     runs: list[dict] = []
     for line in log_text.splitlines():
         if header := RUN_RE.match(line):
-            now = datetime.strptime(header[2], TIME_FORMAT)
+            now = parse_time(header[2])
             runs.append({"now": now, "steps": [], "answer": {}, "verdict": "not graded", "wrong": []})
         elif (step := STEP_RE.match(line)) and runs:
             fields = read_fields(step[5]) if step[4] == "ok" else {}
@@ -115,7 +115,7 @@ def record_age(seen: dict, now: datetime, created_field: str) -> int | None:
     if not created:
         return None
     try:
-        created_at = datetime.strptime(created.strip(), TIME_FORMAT)
+        created_at = parse_time(created.strip())
     except ValueError:  # cut by the log's 120-character limit, or not a time at all
         return None
     return int((now - created_at).total_seconds() // 60)

@@ -15,7 +15,7 @@ from datetime import datetime
 from ralph_mini.offline_habits import Habits
 from ralph_mini.rules import Rule, Trigger, find_rules
 from ralph_mini.tools import read_fields
-from ralph_mini.world import TIME_FORMAT
+from ralph_mini.world import parse_time
 
 NOW_RE = re.compile(r"Current time:\s*(\d{4}-\d\d-\d\d \d\d:\d\d)")
 
@@ -50,7 +50,7 @@ class Observed:
             created = self.results.get(tool, ("", {}))[1].get(self.created_field)
             if created and self.now:
                 try:
-                    return (self.now - datetime.strptime(created.strip(), TIME_FORMAT)).total_seconds() / 60
+                    return (self.now - parse_time(created.strip())).total_seconds() / 60
                 except ValueError:
                     return None
         return None
@@ -82,17 +82,15 @@ def read_conversation(messages: list[dict], tools: list[dict], habits: Habits) -
     question = first_user_text(messages)
     now_match = NOW_RE.search(system)
     id_match = re.search(habits.id_pattern, question)
+    functions = [t.get("function", {}) for t in tools]
     seen = Observed(
         record_id=(id_match[1] if id_match.groups() else id_match[0]).upper() if id_match else None,
-        now=datetime.strptime(now_match[1], TIME_FORMAT) if now_match else None,
+        now=parse_time(now_match[1]) if now_match else None,
         rules=find_rules(system),
-        offered=[t.get("function", {}).get("name", "") for t in tools],
+        offered=[f.get("name", "") for f in functions],
         system=system,
         parameters={
-            t.get("function", {}).get("name", ""): list(
-                t.get("function", {}).get("parameters", {}).get("properties", {})
-            )
-            for t in tools
+            f.get("name", ""): list(f.get("parameters", {}).get("properties", {})) for f in functions
         },
         sources=habits.sources(),
         status_field=habits.status_field,

@@ -171,13 +171,16 @@ def find_rules(text: str) -> list[Rule]:
 
     This is how the offline model reads a system prompt: prose around the rules is allowed.
     """
-    rules = []
-    for line in text.splitlines():
-        try:
-            rules.append(parse_rule(line))
-        except RuleSyntaxError:
-            continue
-    return rules
+    return [rule for line in text.splitlines() if (rule := rule_in(line)) is not None]
+
+
+@lru_cache(maxsize=8192)  # parse_rule's cache keeps only rules: a line of prose would be re-read each turn
+def rule_in(line: str) -> Rule | None:
+    """The rule a line states, or None if it is not a rule."""
+    try:
+        return parse_rule(line)
+    except RuleSyntaxError:
+        return None
 
 
 def bullets(lessons: Sequence[str]) -> str:

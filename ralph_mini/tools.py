@@ -24,6 +24,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, get_type_hints
 
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -225,7 +226,12 @@ def read_fields(observation: str) -> dict[str, str]:
 
     'ok: 3 fields: status=paid, amount=99.5 (+1 more)' -> {'status': 'paid', 'amount': '99.5'}
     """
-    return dict(FIELD_RE.findall(observation))
+    return dict(field_pairs(observation))
+
+
+@lru_cache(maxsize=4096)  # the offline model re-reads every observation of a run on each of its turns
+def field_pairs(observation: str) -> tuple[tuple[str, str], ...]:
+    return tuple(FIELD_RE.findall(observation))
 
 
 def call_with_timeout(function: Callable[[], Any], timeout_s: float | None) -> Any:

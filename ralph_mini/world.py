@@ -25,13 +25,21 @@ worlds with more than one record per question.
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from datetime import datetime
+from functools import lru_cache, partial
 from typing import Protocol
 
 from ralph_mini.lang import in_language as in_language  # re-exported: a make_suite asks in one language
 from ralph_mini.tools import Tool
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"  # a task's current time, and every time a tool returns
+
+
+@lru_cache(maxsize=4096)
+def parse_time(text: str) -> datetime:
+    """'2025-03-10 12:00' -> datetime, or ValueError. Cached: ``strptime`` takes 17 µs (0.2 µs cached),
+    and the same few times are read on every model turn: the task's 'now', each record's creation time."""
+    return datetime.strptime(text, TIME_FORMAT)
 
 
 @dataclass(frozen=True)

@@ -26,3 +26,14 @@ def test_demo_runs_as_a_module():
     )
     assert result.returncode == 0, result.stderr
     assert "tools: query_local_cache, query_database, query_payment_api\n" in result.stdout
+
+
+def test_jobs_reaches_the_scenario_bench(monkeypatch):
+    # `bench` has a --jobs of its own (for --ablation-grid): it used to keep --scenario's for itself,
+    # so `bench --scenario all --jobs 1` ran on 2 workers.
+    from ralph_mini import bench, scenario_bench
+
+    seen = []
+    monkeypatch.setattr(scenario_bench, "main", lambda name, argv: seen.append((name, list(argv))) or 0)
+    assert bench.main(["--scenario", "static", "--k", "2", "--jobs", "1"]) == 0
+    assert seen == [("static", ["--k", "2", "--jobs", "1"])]

@@ -1,12 +1,14 @@
 """The offline model: deterministic, stateless, reads only the messages, has its documented habits,
 and changes them only when a rule is written in the prompt."""
 
+import enum
 import json
+from collections import OrderedDict
 from dataclasses import replace
 
 import pytest
 
-from ralph_mini.model import count_tokens
+from ralph_mini.model import count_prompt_tokens, count_tokens
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import build_system_prompt, run_react
 from ralph_mini.world import grade
@@ -118,6 +120,23 @@ def test_usage_and_latency_follow_tokens():
         OfflineModel(habits=HABITS).complete(messages, [t.schema() for t in ALL]).usage.prompt_tokens
         > reply.usage.prompt_tokens
     )
+
+
+def test_schema_tokens_are_exact_whatever_the_schemas_hold():
+    # The schemas' count is remembered by their marshal bytes: a schema changed in place is counted
+    # afresh, and values marshal cannot pack (an OrderedDict, a str enum) are counted all the same.
+    class Kind(enum.StrEnum):
+        STRING = "string"
+
+    schemas = [t.schema() for t in ALL]
+    odd = [OrderedDict(schemas[0]), {"type": "function", "function": {"name": "订单", "kind": Kind.STRING}}]
+    for tools in (schemas, odd):
+        assert count_prompt_tokens([], tools) == count_tokens("[]") + count_tokens(
+            json.dumps(tools, ensure_ascii=False)
+        )
+    before = count_prompt_tokens([], schemas)
+    schemas[0]["function"]["description"] += " Longer now, by quite a few words."
+    assert count_prompt_tokens([], schemas) > before
 
 
 def run_suite(tools, lessons=(), seed=0):

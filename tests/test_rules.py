@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_mini.rules import Action, Rule, RuleSyntaxError, Trigger, find_rules, parse_rule
+from ralph_mini.rules import Action, Rule, RuleSyntaxError, Trigger, find_rules, parse_rule, rule_in
 
 TOOLS = ["query_local_cache", "query_database", "query_payment_api", "get_shipping_status"]
 
@@ -73,3 +73,11 @@ def test_parser_never_crashes(text):
         parse_rule(text)
     except RuleSyntaxError:
         pass
+
+
+def test_find_rules_reads_the_same_prompt_the_same_way_every_turn():
+    # Each line's reading is remembered, prose included: the answer must not change on a second reading.
+    prompt = "Lessons:\n- when any task: answer\nnot a rule: at all\n- when any task: dance"
+    first = find_rules(prompt)
+    assert find_rules(prompt) == first == [parse_rule("when any task: answer")]
+    assert rule_in("not a rule: at all") is None and rule_in("- when any task: dance") is None

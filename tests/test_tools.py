@@ -2,7 +2,7 @@
 
 import pytest
 
-from ralph_mini.tools import BadArguments, ToolDefinitionError, compress_observation, tool
+from ralph_mini.tools import BadArguments, ToolDefinitionError, compress_observation, read_fields, tool
 
 
 @tool(latency_s=0.25, core=False)
@@ -85,3 +85,11 @@ def test_compress_observation():
     data = {"status": "paid", "amount": 99.5, "paid_at": "2025-03-10 09:13"}
     assert compress_observation(data) == "3 fields: status=paid, amount=99.5, paid_at=2025-03-10 09:13"
     assert compress_observation(data, max_fields=1) == "3 fields: status=paid (+2 more)"
+
+
+def test_read_fields_hands_out_a_fresh_dict_each_time():
+    # The parse is remembered per observation: changing one reading must not change the next.
+    observation = "ok: 2 fields: status=paid, amount=99.5"
+    fields = read_fields(observation)
+    fields["status"] = "refunded"
+    assert read_fields(observation) == {"status": "paid", "amount": "99.5"}

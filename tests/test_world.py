@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from ralph_mini.tools import NotFound
-from ralph_mini.world import grade
+from ralph_mini.world import grade, parse_time
 from ralph_mini.worlds.orders.tasks import make_suite
 from ralph_mini.worlds.orders.words import LOOKUP_TOOLS
 
@@ -89,3 +89,10 @@ def test_grader_checks_every_field(suite):
 
 def test_a_longer_suite_only_appends():
     assert make_suite(n=50, seed=7).tasks[:10] == make_suite(n=10, seed=7).tasks
+
+
+def test_parse_time_reads_the_worlds_format_and_refuses_others():
+    assert parse_time("2025-03-10 12:00").isoformat() == "2025-03-10T12:00:00"
+    for wrong in ("2025-03-10T12:00", "10/03/2025 12:00", ""):
+        with pytest.raises(ValueError):
+            parse_time(wrong)

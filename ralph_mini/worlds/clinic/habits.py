@@ -7,10 +7,10 @@ board first (it shows no rooms), then the system. Cancel: it cancels at once, wi
 """
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from ralph_mini import offline_habits as oh
-from ralph_mini.world import TIME_FORMAT
+from ralph_mini.world import parse_time
 from ralph_mini.worlds.clinic import words
 from ralph_mini.worlds.clinic.world import Clinic
 
@@ -30,7 +30,7 @@ def cancel_allowed(seen: oh.Seen) -> bool:
     notice, starts = re.search(words.NOTICE_RE, seen.system), seen.found_fields().get("starts_at")
     if not notice or not starts or seen.now is None or seen.status in (None, "cancelled"):
         return False
-    return datetime.strptime(starts, TIME_FORMAT) - seen.now >= timedelta(hours=int(notice[1]))
+    return parse_time(starts) - seen.now >= timedelta(hours=int(notice[1]))
 
 
 FIND = oh.LookUp(why="I'll find the appointment first.")

@@ -20,6 +20,7 @@ than one order per question, and concurrency.
 
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from ralph_mini.tools import NotFound, Tool, tool
 from ralph_mini.world import TIME_FORMAT, Words
@@ -75,6 +76,7 @@ class OrderWorld:
                 setattr(self, cache.name, cache.default_factory())
 
 
+@lru_cache(maxsize=4096)  # every look-up writes its record's times again
 def stamp(moment: datetime | None) -> str | None:
     return moment.strftime(TIME_FORMAT) if moment else None
 

@@ -19,7 +19,7 @@ What it reads off the prompt: the refund window ("within N days of its payment")
 """
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from ralph_mini.offline_habits import (
     ALLOWED,
@@ -35,7 +35,7 @@ from ralph_mini.offline_habits import (
     habits_for,
     ok,
 )
-from ralph_mini.world import TIME_FORMAT
+from ralph_mini.world import parse_time
 from ralph_mini.worlds.orders import words as ow
 from ralph_mini.worlds.orders.habits import STATUS_HABIT
 from ralph_mini.worlds.shop import words as sw
@@ -48,7 +48,7 @@ def refund_allowed(seen: Seen) -> bool:
     paid_at = seen.found_fields().get("paid_at")
     if seen.status != "paid" or not paid_at or seen.now is None or days is None:
         return False
-    return seen.now - datetime.strptime(paid_at.strip(), TIME_FORMAT) <= timedelta(days=int(days[1]))
+    return seen.now - parse_time(paid_at.strip()) <= timedelta(days=int(days[1]))
 
 
 def cancel_allowed(seen: Seen) -> bool:

@@ -25,7 +25,7 @@ import random
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from ralph_mini.world import TIME_FORMAT, Task, expected_writes
+from ralph_mini.world import Task, expected_writes, parse_time
 from ralph_mini.worlds.orders import words as ow
 from ralph_mini.worlds.orders.world import Order, stamp
 from ralph_mini.worlds.shop import words as sw
@@ -175,7 +175,7 @@ def ask_again(task: Task, world: ShopWorld, number: int, order_id: str, now: dat
     way in three wordings, so the wordings can be compared task by task."""
     if task.record_id not in world.orders or order_id in world.orders:
         raise ValueError(f"ask_again needs a task of this world and a new order id, not {order_id!r}")
-    shift = now - datetime.strptime(task.now, TIME_FORMAT)
+    shift = now - parse_time(task.now)
     order = world.orders[task.record_id]
     world.orders[order_id] = replace(
         order,
