@@ -102,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", choices=["offline", "env"], default="offline", help=env_help)
     parser.add_argument("--model-seed", type=int, default=0, help="offline model seed (default 0)")
     parser.add_argument("--ablations", action="store_true", help="also run each ablation of the Ralph Loop")
-    parser.add_argument("--plot", default="runs/learning_curve.png", help="where to write the learning curve")
+    plot_help = "where to write the learning curve, or none (matplotlib takes half a short run)"
+    parser.add_argument("--plot", default="runs/learning_curve.png", help=plot_help)
     state_help = "keep each agent's state in DIR (one SQLite file per agent, committed after every task)"
     parser.add_argument("--state", metavar="DIR", help=state_help)
     parser.add_argument("--resume", action="store_true", help="finish the run kept in --state DIR")
@@ -181,10 +182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\nthe seed article, for comparison (real model, real latencies):")
     print(format_table([{"agent": name, **numbers} for name, numbers in SEED_ARTICLE.items()]))
     curves = {name: records[name] for name in (BARE.name, RALPH.name)}
-    write_learning_curve(curves, [t.oracle_calls for t in suite.tasks], args.plot)
+    if args.plot != "none":
+        write_learning_curve(curves, [t.oracle_calls for t in suite.tasks], args.plot)
     if args.state:
         print(f"state kept in {args.state}: one SQLite file per agent, a readable export in a folder each")
-    print(f"learning curve written to {args.plot}; took {time.perf_counter() - started:.1f} s")
+    written = f"learning curve written to {args.plot}; " if args.plot != "none" else ""
+    print(f"{written}took {time.perf_counter() - started:.1f} s")
     return 0
 
 

@@ -70,6 +70,14 @@ def test_cli_prints_the_side_by_side_table(capsys, tmp_path):
     assert plot.stat().st_size > 10_000  # a real PNG
 
 
+def test_cli_plot_none_writes_no_curve(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the default curve would go: runs/learning_curve.png
+    assert main(["--tasks", "2", "--plot", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "learning curve" not in out and "\ntook " in out
+    assert not list(tmp_path.rglob("*.png"))
+
+
 def test_cli_model_env_without_a_model_set_acts_offline_with_the_worlds_habits(capsys, tmp_path, monkeypatch):
     for name in ("RALPH_MODEL", "RALPH_SEED", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)

@@ -981,7 +981,7 @@ faults.append(
 # `python -m ralph_mini bench --state runs/NAME` 为每个智能体保存一个 SQLite 文件（`store.py`）。每个任务之后，`run_loop(..., store=store)` 在*一个*事务中提交这个任务产生的一切：它改变的经验、它的日志，以及它的结果和时钟（`TaskResult.to_json`）。一次杀进程留下的是最后一个完整任务之后的状态；`--resume` 据此重建记忆、历史和时钟（`loop.resume_point`），然后运行剩下的任务。这里，一次 20 个任务的运行在它的 Ralph 循环提交了随机数目的任务之后被 SIGKILL 杀掉，然后用同一条命令把它跑完：
 
 # %%
-BENCH = [sys.executable, "-m", "ralph_mini", "bench", "--tasks", "20", "--plot", str(RUNS / "curve-07.png")]
+BENCH = [sys.executable, "-m", "ralph_mini", "bench", "--tasks", "20", "--plot", "none"]  # no curve: metrics only
 killed_dir, whole_dir = RUNS / "bench-07-killed", RUNS / "bench-07-whole"
 for directory in (killed_dir, whole_dir):
     shutil.rmtree(directory, ignore_errors=True)
