@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ralph_mini.log import step_tags
 from ralph_mini.react import Trace
-from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.rules import Rule, rule_in
 from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Words
@@ -71,9 +71,8 @@ def adherence(trace: Trace, lessons: Iterable[str], words: Words, lookups: Seque
     """Every lesson the run carried: did its trigger hold, and did the run follow it?"""
     found = []
     for lesson in lessons:
-        try:
-            rule = parse_rule(lesson)
-        except RuleSyntaxError:
+        rule = rule_in(lesson)
+        if rule is None:
             continue
         form = "+".join(sorted({a.verb for a in rule.actions}))
         after = held_from(rule, trace, words)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ralph_mini.hardening import REFUSED
 from ralph_mini.log import run_tags
 from ralph_mini.react import ANSWER, Step
-from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.rules import Rule, rule_in
 from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Words
@@ -53,13 +53,8 @@ class Guard:
     @classmethod
     def of(cls, lessons: Sequence[str], words: Words, now: str | None, tools: Sequence[Tool]) -> "Guard":
         """The guard of these lessons over these tools; a lesson that does not parse guards nothing."""
-        rules = []
-        for lesson in lessons:
-            try:
-                rules.append(parse_rule(lesson))
-            except RuleSyntaxError:
-                continue
-        return cls(tuple(rules), words, now, lookup_tools(tools), tuple(t.name for t in tools))
+        rules = tuple(rule for lesson in lessons if (rule := rule_in(lesson)) is not None)
+        return cls(rules, words, now, lookup_tools(tools), tuple(t.name for t in tools))
 
     def held(self, steps: Sequence[Step]) -> list[Rule]:
         """The rules whose whole trigger held in the steps so far (a refused step showed nothing)."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.react import LessonBudget, Trace
 from ralph_mini.review import Review, quick_review
-from ralph_mini.rules import RuleSyntaxError, parse_rule
+from ralph_mini.rules import parse_rule, rule_in
 from ralph_mini.tools import Tool, lookup_tools
 from ralph_mini.votes import trigger_held
 from ralph_mini.world import Task, Words
@@ -121,11 +121,8 @@ def held_first(found: Sequence[Experience], tags: Collection[str]) -> list[Exper
     in hand than a general one, so it gets the few slots left; ties keep memory's order (by weight)."""
     held = []
     for experience in found:
-        try:
-            rule = parse_rule(experience.rule)
-        except RuleSyntaxError:
-            continue
-        if trigger_held(rule, tags):
+        rule = rule_in(experience.rule)
+        if rule is not None and trigger_held(rule, tags):
             held.append((-_specificity(rule), len(held), experience))
     return [experience for *_, experience in sorted(held, key=lambda item: item[:2])]
 

@@ -40,7 +40,7 @@ from dataclasses import replace
 from heapq import merge
 from typing import Protocol
 
-from ralph_mini.rules import ACTION_VERBS, Action, Rule, RuleSyntaxError, Trigger, parse_rule
+from ralph_mini.rules import ACTION_VERBS, Action, Rule, Trigger, rule_in
 
 AGE_TOLERANCE = 0.2  # near duplicates: age thresholds within 20% of the larger one
 
@@ -65,11 +65,8 @@ def normalize_wording(text: str) -> str:
     >>> normalize_wording("Always call query_local_cache first")
     'when any task: start with query_local_cache'
     """
-    try:
-        parse_rule(text)
+    if rule_in(text) is not None:
         return text
-    except RuleSyntaxError:
-        pass
     line = text.strip().rstrip(".")
     for pattern, replacement in _FREE_FORMS:
         line = pattern.sub(replacement, line)
@@ -90,10 +87,8 @@ def canonical(rule: Rule) -> Rule:
 
 def same_lesson(text: str, rule: Rule) -> bool:
     """Is the stored rule ``text`` the canonical ``rule``, in its own order or as a near duplicate?"""
-    try:
-        return same_rule(parse_rule(text), rule)
-    except RuleSyntaxError:
-        return False
+    parsed = rule_in(text)
+    return parsed is not None and same_rule(parsed, rule)
 
 
 def same_rule(other: Rule, rule: Rule) -> bool:

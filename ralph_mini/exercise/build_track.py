@@ -35,7 +35,7 @@ from ralph_mini.model import ChatModel, ModelReply
 from ralph_mini.planner import complete_tools, writing_tools
 from ralph_mini.react import WRONG_STATUSES, LessonBudget, Step, Trace, run_react
 from ralph_mini.reflect import reflect, reflection_text
-from ralph_mini.rules import RuleSyntaxError, parse_rule
+from ralph_mini.rules import parse_rule, rule_in
 from ralph_mini.tools import Tool
 from ralph_mini.votes import judge, trigger_tag
 from ralph_mini.waste import run_waste
@@ -88,10 +88,8 @@ class Outcome:
 def canonical_or_none(text: str) -> str | None:
     """'When query_local_cache finds the order: answer.' -> 'when query_local_cache finds the order:
     answer'; None for a text that is not a rule."""
-    try:
-        return str(parse_rule(text))
-    except RuleSyntaxError:
-        return None
+    rule = rule_in(text)
+    return None if rule is None else str(rule)
 
 
 @dataclass(frozen=True)
