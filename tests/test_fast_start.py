@@ -96,8 +96,19 @@ def test_the_vectors_do_not_depend_on_the_chunk_size(monkeypatch):
     assert rng.integers(0, 10**9) == reference_rng.integers(0, 10**9)  # and the generator is where it was
 
 
+def test_a_chunk_drawn_again_from_its_recipe_is_the_same_in_any_order(monkeypatch):
+    """The IVF is filled from the same vectors drawn again, chunks side by side: each from its recipe."""
+    monkeypatch.setattr(vector_speed, "CHUNK", 700)
+    recipes: list = []
+    first = list(vector_speed.clustered_chunks(2500, 8, np.random.default_rng(5), recipes=recipes))
+    again = [chunk.vectors() for chunk in reversed(recipes)][::-1]
+    assert [len(c) for c in again] == [700, 700, 700, 400]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+
+
 def test_the_grading_finds_the_exact_top_k_best_first():
     rng = np.random.default_rng(1)
     matrix, probes = clustered_unit_vectors(3000, 16, rng), clustered_unit_vectors(45, 16, rng)
     expected = np.argsort(-(probes @ matrix.T), axis=1)[:, :3]
-    assert np.array_equal(exact_top_k(matrix, probes, 3, block=20), expected)
+    assert np.array_equal(exact_top_k(matrix, probes, 3, block=20), expected)  # 3 blocks, side by side
+    assert np.array_equal(exact_top_k(matrix, probes, 3, block=7), expected)  # the last block short
