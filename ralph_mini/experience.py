@@ -6,7 +6,7 @@ because it is part of what a record says about itself: how general the rule has 
 """
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -71,15 +71,14 @@ class Experience:
     wrong_answers: int = 0  # wrong answers it could have caused since it last became active
 
     def __setattr__(self, name: str, value: object) -> None:
-        """Set a field; a change to one deciding liveness is noted in each ledger watching this lesson,
-        by memory's operations and by hand alike (``lesson.status = "removed"`` in a notebook)."""
+        """Set a field; the change is noted in each ledger watching this lesson, by memory's operations
+        and by hand alike (``lesson.status = "removed"`` in a notebook)."""
         object.__setattr__(self, name, value)
-        if name in LIVENESS:
-            for changes in self.__dict__.get("_watchers", ()):
-                changes.note(self.id)
+        for changes in self.__dict__.get("_watchers", ()):
+            changes.note(self.id, name)
 
     def watch(self, changes: "LessonChanges") -> None:
-        """Note this lesson's liveness changes in ``changes`` from now on (not a field: no file holds it)."""
+        """Note this lesson's changes in ``changes`` from now on (not a field: no file holds it)."""
         watchers = self.__dict__.get("_watchers", ())
         if changes not in watchers:
             self.__dict__["_watchers"] = (*watchers, changes)
@@ -122,19 +121,31 @@ class Experience:
 
 
 class LessonChanges:
-    """Which lessons had a liveness field set, latest last. A reader keeps the count it has read up to,
-    so finding what changed costs what changed, not what memory holds: retrieval's live-lesson filter
-    stays flat at 100k lessons (``lesson_index.LiveLessons``). Memory owns one; a lesson reports to it
-    once watched (``Experience.watch``)."""
+    """Which lessons had a field set, by any hand, so finding what changed costs what changed, not what
+    memory holds. Two readers: retrieval's live-lesson filter reads the liveness ledger (``since``: a
+    reader keeps the count it has read up to; ``lesson_index.LiveLessons``), and the store is handed the
+    lessons touched since the last task (``take_touched``, through ``Memory.take_changed``). Memory owns
+    one; a lesson reports to it once watched (``Experience.watch``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lessons: Iterable[Experience] = ()) -> None:
+        """A ledger the ``lessons`` report to from now on."""
+        for lesson in lessons:
+            lesson.watch(self)
         self.count = 0
-        self.latest: dict[str, int] = {}  # experience id -> the count at its last change, oldest first
+        self.latest: dict[str, int] = {}  # id -> the count at its last liveness change, oldest first
+        self.touched: dict[str, None] = {}  # ids with any field set since ``take_touched``, in order
 
-    def note(self, experience_id: str) -> None:
-        self.count += 1
-        self.latest.pop(experience_id, None)  # moved to the end: ``since`` stops at the first older one
-        self.latest[experience_id] = self.count
+    def note(self, experience_id: str, field: str) -> None:
+        self.touched[experience_id] = None
+        if field in LIVENESS:
+            self.count += 1
+            self.latest.pop(experience_id, None)  # moved to the end: ``since`` stops at the first older one
+            self.latest[experience_id] = self.count
+
+    def take_touched(self) -> list[str]:
+        """The ids of lessons with a field set since the last call, then forgets them."""
+        touched, self.touched = list(self.touched), {}
+        return touched
 
     def since(self, count: int) -> list[str]:
         """The ids changed after ``count`` (a reader's last ``self.count``), newest first."""

@@ -34,9 +34,7 @@ Nothing is deleted: removed, invalid, quarantined and expired experiences keep t
 Time is an injected clock (``clock.py``); an explicit ``sweep()`` flags expiry, never a read. Memory
 knows no agent steps: the loop tells it which tags a run revealed (``log.run_tags``). The record
 (``Experience``), the settings (``MemoryConfig``) and the ledger of changes are in ``experience.py``.
-
-Left out on purpose: the file (``memory_file.py``), vector search (``retrieval.py``) and deciding
-*when* to reflect (``loop.py``).
+Left out on purpose: the file (``memory_file.py``), vectors (``retrieval.py``), when to reflect (``loop.py``).
 """
 
 from collections.abc import Collection, Iterable, Mapping
@@ -82,7 +80,7 @@ class Memory:
         self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
         self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
         self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
-        self.changes = LessonChanges()  # whose liveness changed, by any hand: retrieval follows it
+        self.changes = LessonChanges(self.experiences.values())  # who changed, by any hand (see take_changed)
 
     def propose(
         self,
@@ -128,6 +126,7 @@ class Memory:
             )
             self.experiences[key] = experience
             self.shelves.add(self.experiences, experience)
+            experience.watch(self.changes)
         self.changed[experience.id] = experience
         fresh = task_id not in experience.source_tasks
         if fresh:
@@ -281,11 +280,12 @@ class Memory:
         return notes
 
     def take_changed(self) -> list[Experience]:
-        """The lessons memory's operations changed (or quarantined on load) since the last call, then forgets
-        them: what a store must write after a task, found without reading every lesson (commit_task).
-        A lesson changed by hand is not among them: hand the store the whole memory to find it."""
-        changed, self.changed = list(self.changed.values()), {}
-        return changed
+        """The lessons changed (or quarantined on load) since the last call, by memory or by hand, then
+        forgets them: what a store must write after a task, without reading every lesson. Not among them:
+        one put in ``experiences``, or a list edited in place, by hand (then give the store all of memory)."""
+        touched = [self.experiences[i] for i in self.changes.take_touched() if i in self.experiences]
+        changed, self.changed = self.changed | {e.id: e for e in touched}, {}
+        return list(changed.values())
 
     def active(self) -> list[Experience]:
         return [e for e in self.experiences.values() if e.status == "active"]

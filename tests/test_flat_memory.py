@@ -196,6 +196,30 @@ def test_take_changed_writes_what_the_whole_memory_would(tmp_path):
     assert run(changed) == run(everything)
 
 
+def test_a_hand_edit_reaches_the_store_through_take_changed(tmp_path):
+    """A student's ``lesson.status = "removed"`` between tasks is written with the next task, as memory's
+    own changes are; the store then holds what the whole memory would have given it."""
+    mem = Memory(FakeClock(), MemoryConfig(), [lesson(SKIP_DB), lesson(SKIP_DB, "refund", number=1)])
+    store = Store(tmp_path / "hand.sqlite")
+    store.save_lessons(mem.experiences.values())
+    assert mem.take_changed() == []
+    kept, edited = mem.experiences.values()
+    edited.status, edited.status_reason = "removed", "by hand: wrong for refunds"
+    changed = mem.take_changed()
+    assert changed == [edited] and mem.take_changed() == []
+    store.commit_task(changed, task_id="T1")
+    loaded = {e.id: e for e in store.load_memory(FakeClock()).experiences.values()}
+    assert loaded[edited.id].status == "removed" and loaded[kept.id].status == "active"
+
+
+def test_a_proposed_lesson_reports_its_later_changes():
+    mem = Memory(FakeClock())
+    _, new = mem.propose(SKIP_DB, task_id="T1", run_id="R1", task_type="status")
+    assert mem.take_changed() == [new]
+    new.failure_reason = "edited by hand"
+    assert mem.take_changed() == [new]
+
+
 def test_quarantine_on_load_is_a_change():
     mem = Memory(FakeClock(), experiences=[lesson(SKIP_DB), lesson("when any task: bogus", number=1)])
     assert [e.id for e in mem.take_changed()] == ["000000000001"] and mem.take_changed() == []
