@@ -11,9 +11,8 @@ many of the window's tasks came before the first one from which every task is co
 oracle's calls ("never" if the window's last task is not). The rephrased scenario asks the same 15
 requests in three wordings: ``paired_rows`` compares them (target: held-out within 5%, same correctness).
 pass^k (tau-bench): per task C(c, k) / C(n, k) for c correct of n = k model seeds, averaged over tasks:
-the chance that all k succeed.
-
-Left out on purpose: confidence intervals (runs are deterministic per seed; pass^k is the spread).
+the chance that all k succeed. Left out on purpose: confidence intervals (runs are deterministic per
+seed; pass^k is the spread).
 """
 
 import os
@@ -30,6 +29,7 @@ from ralph_mini.loop import LoopConfig, TaskResult, run_task
 from ralph_mini.measure import RunRecord, format_table, record, summarize
 from ralph_mini.memory import NO_DECAY, Experience, Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
+from ralph_mini.planner import PastTasks
 from ralph_mini.react import run_react
 from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.world import TIME_FORMAT, Task
@@ -123,7 +123,7 @@ def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) ->
     if memory is not None:
         seed_memory(memory, scenario.seed_lessons)
     planner = arm_planner(arm, memory) if memory is not None else None
-    records, results = [], []
+    records, results, past = [], [], PastTasks()  # past: the history summed up task by task, as run_loop does
     for number, task in enumerate(scenario.tasks, 1):
         scenario.apply_changes(number)
         if scenario.one_clock:
@@ -136,8 +136,9 @@ def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) ->
         else:
             config = replace(arm.loop, reflect=False) if task.task_id in scenario.frozen else arm.loop
             result = run_task(task, model, tools, memory, results, words=scenario.world.words, config=config,
-                              run_id=f"R{number:03d}", retrieve_plan=planner)  # fmt: skip
+                              run_id=f"R{number:03d}", retrieve_plan=planner, past=past)  # fmt: skip
             results.append(result)
+            past = past.then(task, result.trace)
             records.append(result.record)
         clock.advance(hours=scenario.hours_between_tasks)
     return ArmRun(scenario, arm, records, memory, results)

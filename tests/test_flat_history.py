@@ -76,6 +76,19 @@ def test_a_resumed_loop_starts_from_its_history():
     assert [r.to_json() for r in whole] == [r.to_json() for r in straight]
 
 
+def test_a_scenario_arm_sums_up_its_history_task_by_task(monkeypatch):
+    """scenario_bench.run_arm calls run_task itself: it keeps the running summary as run_loop does, so
+    each task adds one step to it and none re-reads the history (before: every task re-read it all)."""
+    from ralph_mini import scenario_bench
+
+    steps, real = [], PastTasks.then
+    monkeypatch.setattr(
+        PastTasks, "then", lambda self, task, trace: steps.append(task) or real(self, task, trace)
+    )
+    run = scenario_bench.run_arm("drift", scenario_bench.FULL)
+    assert steps == [r.task for r in run.results]
+
+
 class SearchSpy:
     """A faiss index that notes how many OpenMP threads each search ran on."""
 
