@@ -180,7 +180,7 @@ class OfflineModel:
 def lookalike_arguments(name: str, seen: Observed, question: str, id_argument: str) -> dict:
     """A naive model stuffs the id into the tool's first parameter if it names an id (the world's own
     id argument, or any '..._id'), else asks it the question ('query')."""
-    first = next(iter(seen.parameters.get(name, [])), None)
+    first = next(iter(seen.parameters(name)), None)
     if first is None:
         return {}
     return {first: seen.record_id if first == id_argument or first.endswith("_id") else question}

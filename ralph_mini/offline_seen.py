@@ -33,7 +33,7 @@ class Observed:
     attempts: dict[str, int] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)  # tools a lesson's guard refused: not asked again
     calls_made: int = 0
-    parameters: dict[str, list[str]] = field(default_factory=dict)  # tool -> its parameter names
+    functions: list[dict] = field(default_factory=list)  # the offered tools' schemas ("function" objects)
     sources: tuple[str, ...] = ()  # the look-ups whose records carry a status, the fuller first
     status_field: str = "status"
     created_field: str = ""  # the field with the record's creation time (the world's word)
@@ -71,6 +71,11 @@ class Observed:
         fullest = self.sources[0] if self.sources else None
         return "missing" if fullest and self.results.get(fullest, ("",))[0] == "not_found" else None
 
+    def parameters(self, tool: str) -> list[str]:
+        """A tool's parameter names, as its schema lists them (read only when a habit needs them)."""
+        function = next((f for f in self.functions if f.get("name") == tool), {})
+        return list(function.get("parameters", {}).get("properties", {}))
+
     def done(self, tool: str) -> bool:
         """A tool counts as done once it answered ok or not_found, failed twice, or was refused."""
         return tool in self.results or self.attempts.get(tool, 0) >= 2 or tool in self.refused
@@ -89,9 +94,7 @@ def read_conversation(messages: list[dict], tools: list[dict], habits: Habits) -
         rules=find_rules(system),
         offered=[f.get("name", "") for f in functions],
         system=system,
-        parameters={
-            f.get("name", ""): list(f.get("parameters", {}).get("properties", {})) for f in functions
-        },
+        functions=functions,
         sources=habits.sources(),
         status_field=habits.status_field,
         created_field=habits.created_field,
