@@ -18,7 +18,8 @@ changing scenarios (their windows are what ``bench --scenario`` reads).
 from collections.abc import Sequence
 
 from ralph_mini.measure import RunRecord
-from ralph_mini.scenario_bench import ARMS, BARE, FULL, Arm, in_workers, run_arm
+from ralph_mini.scenario_bench import ARMS, BARE, FULL, Arm, run_arm
+from ralph_mini.workers import in_workers
 
 TOLERANCE = 1.03  # within 3% of the cheapest arm's calls
 MECHANISMS = tuple(arm for arm in ARMS if arm is not BARE and arm.name not in ("long-context", "placebo"))

@@ -24,11 +24,11 @@ from ralph_mini.scenario_bench import (
     FULL,
     Arm,
     ArmRun,
-    in_workers,
     run_follow_rate,
     run_job,
     settled_after,
 )
+from ralph_mini.workers import in_workers
 from ralph_mini.worlds.shop.scenarios import SCENARIOS
 
 MODES = ("prompt", "guard", "both")

@@ -15,11 +15,8 @@ the chance that all k succeed. Left out on purpose: confidence intervals (runs a
 seed; pass^k is the spread).
 """
 
-import os
 import random
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from math import comb
 
@@ -32,6 +29,7 @@ from ralph_mini.offline import OfflineModel
 from ralph_mini.planner import PastTasks
 from ralph_mini.react import run_react
 from ralph_mini.retrieval import Retriever, make_planner
+from ralph_mini.workers import in_workers
 from ralph_mini.world import TIME_FORMAT, Task
 from ralph_mini.worlds.shop.scenarios import SCENARIOS, WORDINGS, Scenario, build, seed_memory
 
@@ -227,32 +225,31 @@ def run_job(args: tuple) -> ArmRun:
     return run_arm(*args)  # (scenario, arm, model seed[, suite seed]), picklable for a worker process
 
 
-def in_workers(func: Callable, items: Sequence, workers: int = 1, progress: Callable | None = None,
-               chunksize: int = 1) -> list:  # fmt: skip
-    """``func`` of each item, in order: here, or in ``workers`` processes sharing the cores
-    (``worker_threads``); ``progress`` wraps the results as they finish (a bar)."""
-    share = (max(1, (os.cpu_count() or 1) // workers),)  # faiss threads per worker
-    pool = ProcessPoolExecutor(workers, initializer=worker_threads, initargs=share) if workers > 1 else None
-    with pool or nullcontext():
-        done = pool.map(func, items, chunksize=chunksize) if pool else map(func, items)
-        return list(progress(done, "arm runs", total=len(items)) if progress else done)
+@dataclass(frozen=True)
+class ArmSummary:
+    """What ``main`` prints of one arm run, made in its worker: a whole ``ArmRun`` pickles to about
+    0.4 MB, which the parent would read back on the cores the workers need (``workers.py``)."""
+
+    records: list[RunRecord]  # pass^k reads their verdicts
+    windows: list[dict]  # window_rows
+    paired: list[dict]  # paired_rows, for the rephrased scenario
+    row: dict  # arm_row
 
 
-def worker_threads(threads: int) -> None:
-    """A worker's setup: faiss's OpenMP threads cut to its share of the cores, so ``jobs`` workers never
-    run more threads than there are cores (a spinning spare thread costs the other worker its core)."""
-    import faiss
-
-    faiss.omp_set_num_threads(threads)
+def summary_job(args: tuple) -> ArmSummary:
+    run = run_arm(*args)
+    paired = paired_rows(run) if run.scenario.name == "rephrased" else []
+    return ArmSummary(run.records, window_rows(run), paired, arm_row(run))
 
 
 def run_grid(scenarios: Sequence[str], arms: Sequence[Arm] = ARMS, k: int = 4, jobs: int = 1,
-             progress: Callable | None = None) -> tuple[dict, dict]:  # fmt: skip
+             progress: Callable | None = None, job: Callable = run_job) -> tuple[dict, dict]:  # fmt: skip
     """Every arm on every scenario (model seed 0), plus seeds 1..k-1 for bare ReAct and the full loop, in
-    ``jobs`` processes. Returns ({(scenario, arm): ArmRun}, {(scenario, arm): [ArmRun per seed]})."""
+    ``jobs`` processes. Returns ({(scenario, arm): ArmRun}, {(scenario, arm): [ArmRun per seed]}), or
+    what ``job`` makes of each run instead of the ``ArmRun`` (``summary_job``)."""
     grid = [(s, arm, 0) for s in scenarios for arm in arms]
     extra = [(s, arm, seed) for s in scenarios for arm in (BARE, FULL) for seed in range(1, k)]
-    done = in_workers(run_job, grid + extra, jobs, progress)
+    done = in_workers(job, grid + extra, jobs, progress)
     runs = {(s, arm.name): run for (s, arm, _), run in zip(grid, done, strict=False)}
     seeds: dict = {}
     for (s, arm, _), run in zip(grid + extra, done, strict=True):
@@ -283,17 +280,17 @@ def main(scenario: str, argv: Sequence[str] = ()) -> int:
     for name in names:
         build(name)  # an unknown name fails here, before any work
     started = time.perf_counter()
-    runs, seeds = run_grid(names, ARMS, args.k, args.jobs)
+    runs, seeds = run_grid(names, ARMS, args.k, args.jobs, job=summary_job)
     for name in names:
         shown = ARMS if args.windows else (BARE, FULL)
         print(f"== {name}: windows (bare ReAct and the full Ralph Loop)\n")
-        print(format_table([row for arm in shown for row in window_rows(runs[(name, arm.name)])]) + "\n")
+        print(format_table([row for arm in shown for row in runs[(name, arm.name)].windows]) + "\n")
         if name == "rephrased":
             print("== rephrased: the same 15 tasks in three wordings (learning frozen)\n")
-            print(format_table([row for arm in (BARE, FULL) for row in paired_rows(runs[(name, arm.name)])]))
+            print(format_table([row for arm in (BARE, FULL) for row in runs[(name, arm.name)].paired]))
             print()
     print("== scenario x arm\n")
-    print(format_table([arm_row(runs[(s, arm.name)]) for s in names for arm in ARMS]))
+    print(format_table([runs[(s, arm.name)].row for s in names for arm in ARMS]))
     print(f"\n== pass^k, k = {args.k} model seeds\n")
     print(format_table(pass_k_rows(seeds, args.k)))
     print(f"\ntook {time.perf_counter() - started:.1f} s with {args.jobs} worker processes")

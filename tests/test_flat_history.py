@@ -14,7 +14,7 @@ from ralph_mini.memory import Memory
 from ralph_mini.offline import OfflineModel
 from ralph_mini.planner import PastTasks
 from ralph_mini.retrieval import Retriever, make_planner
-from ralph_mini.scenario_bench import worker_threads
+from ralph_mini.workers import worker_threads
 from ralph_mini.worlds import orders
 
 SUITE = orders.make_suite(n=60, seed=11)

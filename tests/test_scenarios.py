@@ -220,3 +220,17 @@ def test_pass_k_is_the_chance_that_all_k_runs_succeed():
 
     runs = [Run(True, True), Run(True, False), Run(True, True), Run(True, True)]
     assert pass_k(runs, 1) == 0.875 and pass_k(runs, 4) == 0.5 and pass_k(runs, 2) == 0.75
+
+
+def test_the_bench_prints_from_summaries_made_in_the_workers_what_the_whole_runs_give():
+    """``bench --scenario`` ships each run's tables back, not the run (``summary_job``): the same rows and
+    pass^k as read from the whole runs, through 2 worker processes."""
+    from ralph_mini.scenario_bench import ARMS, arm_row, pass_k_rows, run_grid, summary_job, window_rows
+
+    names = ["rephrased", "noisy"]
+    runs, seeds = run_grid(names, ARMS[:2] + (FULL,), k=2, jobs=1)
+    short, short_seeds = run_grid(names, ARMS[:2] + (FULL,), k=2, jobs=2, job=summary_job)
+    assert short.keys() == runs.keys() and pass_k_rows(short_seeds, 2) == pass_k_rows(seeds, 2)
+    for key, run in runs.items():
+        assert short[key].windows == window_rows(run) and short[key].row == arm_row(run)
+        assert short[key].paired == (paired_rows(run) if key[0] == "rephrased" else [])
