@@ -227,8 +227,8 @@ def run_job(args: tuple) -> ArmRun:
 
 @dataclass(frozen=True)
 class ArmSummary:
-    """What ``main`` prints of one arm run, made in its worker: a whole ``ArmRun`` pickles to about
-    0.4 MB, which the parent would read back on the cores the workers need (``workers.py``)."""
+    """What ``main`` prints of one arm run, made in its worker: a whole ``ArmRun`` (its scenario, memory
+    and every trace) would be pickled back and read by the parent on the cores the workers need."""
 
     records: list[RunRecord]  # pass^k reads their verdicts
     windows: list[dict]  # window_rows
