@@ -100,7 +100,7 @@ def per_query_seconds(search, probes: np.ndarray) -> tuple[float, list]:
 def exact_top_k(matrix: np.ndarray, probes: np.ndarray, k: int, block: int = 20) -> np.ndarray:
     """Every probe's exact top ``k`` ids, best first (shape (probes, k)): numpy's product, ``block``
     probes at a time (200 probes' scores against a million vectors take 800 MB), blocks side by side on
-    ``SIDE_THREADS`` (numpy lets go of the GIL in its product; 1.25x on 2 cores).
+    ``SIDE_THREADS`` (numpy lets go of the GIL in its product, so the threads share the cores).
 
     Why not the flat index's batch search, or ``argpartition``: the same answers, but numpy's matrix
     product is about twice as fast on one thread, and ``k`` passes of ``argmax`` (each best score
