@@ -8,10 +8,11 @@
   first goes live; a search re-reads only the lessons whose status or last hit was set since the last
   one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
   that died by the clock while indexed is caught when it turns up as a candidate. A search costs
-  1.1-1.7x the raw faiss search under it at 10k-100k lessons, and 2.4x at 10k with half not live, where
-  faiss has only 5k to scan and the per-search work (the query's embedding, its words, exact
-  re-scoring, ~1 ms) is as long as faiss (``benchmarks/retrieval_speed.py``); with the results of a
-  full sync before each search.
+  1.1-1.7x the raw faiss search under it at 10k-100k lessons, and 2.1-2.3x at 10k with half not live
+  (1.85-2.62x over nine runs on 2026-12-04), where faiss has only 5k to scan and the per-search work
+  (the query's embedding, its words, exact re-scoring, each candidate's weight) is as long as faiss,
+  slowed by the caches faiss's scan has just swept (``benchmarks/retrieval_speed.py``); with the
+  results of a full sync before each search.
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
