@@ -9,7 +9,7 @@
   one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
   that died by the clock while indexed is caught when it turns up as a candidate. A search costs
   1.1-1.7x the raw faiss search under it at 10k-100k lessons, and 2.1-2.3x at 10k with half not live
-  (1.85-2.62x over nine runs on 2026-12-04), where faiss has only 5k to scan and the per-search work
+  (1.85-2.62x over six runs on 2026-12-04), where faiss has only 5k to scan and the per-search work
   (the query's embedding, its words, exact re-scoring, each candidate's weight) is as long as faiss,
   slowed by the caches faiss's scan has just swept (``benchmarks/retrieval_speed.py``); with the
   results of a full sync before each search.
