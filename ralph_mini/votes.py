@@ -43,7 +43,7 @@ by days since last hit, ``memory.decay_factor``).
 from collections.abc import Collection
 
 from ralph_mini.experience import Experience, MemoryConfig
-from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
+from ralph_mini.rules import Rule, rule_in
 
 
 def trigger_tag(rule: Rule) -> str:
@@ -96,9 +96,8 @@ def judge(
     (up, why down: '' for a wrong answer, '2 wasted calls to T', 'T not offered'); see the module
     docstring. ``offered``: the run's tool names (None: not known). A rule that does not parse (a
     hand-edited file) is judged by its tag and the verdict."""
-    try:
-        rule = parse_rule(rule_text)
-    except RuleSyntaxError:
+    rule = rule_in(rule_text)
+    if rule is None:
         return (correct, "") if tag == "any" or tag in revealed else None
     if not trigger_held(rule, revealed):
         return None
