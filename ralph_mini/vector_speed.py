@@ -13,11 +13,11 @@ its thread count once, when it loads). faiss pays off elsewhere:
 
 The vectors are synthetic, seeded, and clustered (like embeddings of lessons on a few topics), 128
 dimensions so that a million of them take 512 MB (at the hashing embedder's 512 dimensions they would
-take 2 GB). The IVF centroids are a seeded sample of the vectors (no k-means training), so the index,
-and its recall, are the same on every run. The vectors are drawn in chunks and held once at a time
-(issue 27: the lesson peaked at 1.8 GB when the numpy matrix, the flat index and the IVF index each
-held all of them; now under 0.8 GB, with the same vectors and the same recalls). What the lesson does
-not time (drawing the vectors again, filing them, grading the recalls) runs on every core.
+take 2 GB). The IVF centroids are a seeded sample of the vectors (no k-means training), so the index, and its
+recall, are the same on every run. The vectors are drawn in chunks, each from its own seeded generator
+(``Chunk``), and held once at a time (issue 27: the lesson peaked at 1.8 GB when the numpy matrix, the
+flat index and the IVF index each held all of them). What the lesson does not time (drawing the
+vectors, filing them, grading the recalls) runs on every core.
 
 ``retrieval_speed`` is the older single-process check: its "python loop" makes one numpy call per
 stored vector, so it measures Python's call overhead, not search.
@@ -38,53 +38,57 @@ from dataclasses import dataclass
 import numpy as np
 
 CHUNK = 50_000  # vectors drawn and filed at a time: 25 MB at 128 dimensions, not the whole 512 MB
-# Work the lesson does not time (drawing the vectors again, filing them in IVF lists, grading the
-# recalls) may use every core: filing a million vectors takes 6.8 s on 1 of 2 cores, 3.1 on both.
+# Work the lesson does not time (drawing the vectors, filing them in IVF lists, grading the recalls) may
+# use every core: filing a million vectors takes 6.8 s on 1 of 2 cores, 3.1 on both.
 SIDE_THREADS = os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
 class Chunk:
-    """A chunk of ``clustered_chunks`` as a recipe: its rows' topic centres and the noise generator's
-    state when the chunk was drawn. ``vectors()`` draws the very same rows again, in any order and on
-    any thread, so a second pass over a million vectors need not wait for the chunks before it."""
+    """``CHUNK`` rows of the synthetic vectors, as a recipe: the topic centres (shared by every chunk),
+    the topic of each row, and the seed of the chunk's own noise generator. ``vectors()`` draws the very
+    same rows every time, in any order and on any thread: the lesson draws them twice (see
+    ``speed_row``), each time several chunks side by side."""
 
-    centres: np.ndarray  # (topics, dim), shared by every chunk
+    start: int  # the id of the chunk's first row
+    centres: np.ndarray  # (topics, dim)
     labels: np.ndarray  # the topic of each row
-    noise: dict  # the bit generator's state before this chunk's noise
+    noise_seed: int
 
-    def vectors(self, rng: np.random.Generator | None = None) -> np.ndarray:
-        """The chunk's unit rows, its noise drawn from ``rng`` (which it advances) or, by default, from
-        a generator of its own set to the recorded state (the same draws)."""
-        if rng is None:
-            rng = np.random.Generator(getattr(np.random, self.noise["bit_generator"])())
-            rng.bit_generator.state = self.noise
+    def vectors(self) -> np.ndarray:
+        """The chunk's unit rows, (rows, dim) float32: each row its topic's centre plus unit noise."""
+        noise = np.random.default_rng(self.noise_seed)
         vectors = self.centres[self.labels]
-        vectors += rng.standard_normal((len(vectors), self.centres.shape[1]), dtype=np.float32)
+        vectors += noise.standard_normal((len(vectors), self.centres.shape[1]), dtype=np.float32)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def clustered_chunks(n: int, dim: int, rng: np.random.Generator, topics: int = 1000,
-                     recipes: list[Chunk] | None = None) -> Iterator[np.ndarray]:  # fmt: skip
-    """``n`` unit vectors around ``topics`` random centres, ``CHUNK`` rows at a time (float32, (rows, dim));
-    with ``recipes``, each chunk's ``Chunk`` is appended to it, to draw the chunk again later.
-
-    The draws are those of one call for all ``n`` rows, in the same order (centres, topic of each row,
-    then the noise row by row), so the vectors and ``rng`` afterwards do not depend on ``CHUNK``; only
-    a chunk and its temporaries are ever held, not ``n`` x ``dim`` three times over.
-    """
+def clustered_chunks(n: int, dim: int, rng: np.random.Generator, topics: int = 1000) -> list[Chunk]:
+    """``n`` unit vectors around ``topics`` random centres, as recipes of ``CHUNK`` rows: the centres, each
+    row's topic and each chunk's noise seed are drawn from ``rng``; the noise itself, the bulk of the
+    work, is drawn by each chunk from its own generator, so chunks can be drawn side by side (one
+    generator for all of them would draw a million rows one after another)."""
     centres = rng.standard_normal((topics, dim), dtype=np.float32)
     labels = rng.integers(0, topics, n)
-    for start in range(0, n, CHUNK):
-        chunk = Chunk(centres, labels[start : start + CHUNK], rng.bit_generator.state)
-        if recipes is not None:
-            recipes.append(chunk)
-        yield chunk.vectors(rng)
+    starts = range(0, n, CHUNK)
+    seeds = rng.integers(0, 2**63, len(starts)).tolist()
+    return [
+        Chunk(start, centres, labels[start : start + CHUNK], seed)
+        for start, seed in zip(starts, seeds, strict=True)
+    ]
+
+
+def drawn(chunks: list[Chunk], make=Chunk.vectors) -> Iterator:
+    """``make(chunk)`` of each chunk, in order, ``SIDE_THREADS`` chunks side by side at a time (numpy lets
+    go of the GIL while it draws and multiplies), so only a few chunks are held at once."""
+    with ThreadPoolExecutor(SIDE_THREADS) as pool:
+        for first in range(0, len(chunks), SIDE_THREADS):
+            yield from pool.map(make, chunks[first : first + SIDE_THREADS])
 
 
 def clustered_unit_vectors(n: int, dim: int, rng: np.random.Generator, topics: int = 1000) -> np.ndarray:
     """All of ``clustered_chunks`` in one array (for small ``n``: it holds every vector)."""
-    return np.concatenate(list(clustered_chunks(n, dim, rng, topics)))
+    return np.concatenate(list(drawn(clustered_chunks(n, dim, rng, topics))))
 
 
 def per_query_seconds(search, probes: np.ndarray) -> tuple[float, list]:
@@ -97,50 +101,50 @@ def per_query_seconds(search, probes: np.ndarray) -> tuple[float, list]:
     return float(np.median(times)), answers
 
 
-def exact_top_k(matrix: np.ndarray, probes: np.ndarray, k: int, block: int = 20) -> np.ndarray:
-    """Every probe's exact top ``k`` ids, best first (shape (probes, k)): numpy's product, ``block``
-    probes at a time (200 probes' scores against a million vectors take 800 MB), blocks side by side on
-    ``SIDE_THREADS`` (numpy lets go of the GIL in its product, so the threads share the cores).
-
-    Why not the flat index's batch search, or ``argpartition``: the same answers, but numpy's matrix
-    product is about twice as fast on one thread, and ``k`` passes of ``argmax`` (each best score
-    struck out after it is taken) are several times faster than partitioning a million scores. This is
-    the grading, not what the lesson times.
-    """
-
-    def top_of(start: int) -> list[list[int]]:
-        found = []
-        for scores in probes[start : start + block] @ matrix.T:  # each row: one probe's n scores
-            best = []
-            for _ in range(k):
-                best.append(int(scores.argmax()))
-                scores[best[-1]] = -np.inf
-            found.append(best)
-        return found
-
-    with ThreadPoolExecutor(SIDE_THREADS) as pool:
-        blocks = pool.map(top_of, range(0, len(probes), block))
-        return np.array([best for found in blocks for best in found]).reshape(len(probes), k)
+def top_k_of_chunk(
+    probes: np.ndarray, vectors: np.ndarray, start: int, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each probe's ``k`` best scores among one chunk's rows and their ids (rows from ``start``), best
+    first, a tie to the lower id: ``k`` passes of ``argmax`` along the rows, each best struck out after
+    it is taken (several times faster than partitioning every row of scores)."""
+    scores = probes @ vectors.T  # (probes, rows of the chunk)
+    rows, ids = np.arange(len(probes)), np.empty((len(probes), k), dtype=np.int64)
+    best = np.empty((len(probes), k), dtype=scores.dtype)
+    for place in range(k):
+        ids[:, place] = scores.argmax(axis=1)
+        best[:, place] = scores[rows, ids[:, place]]
+        scores[rows, ids[:, place]] = -np.inf
+    return best, ids + start
 
 
-def exact_part(n: int, dim: int, k: int, rng: np.random.Generator, timed: int, graded: int) -> dict:
-    """The exact searches: numpy's product and faiss's flat index, timed, and the exact top k of every
-    probe (the answers IVF is graded against), with the probes and IVF's centroids drawn from ``rng``.
+def merged_top_k(per_chunk: list[tuple[np.ndarray, np.ndarray]], k: int) -> np.ndarray:
+    """The exact top ``k`` ids of each probe over all chunks, from each chunk's own top ``k``: by score,
+    best first, a tie to the lower id (as one ``argmax`` over every row would take them)."""
+    scores = np.concatenate([best for best, _ in per_chunk], axis=1)
+    ids = np.concatenate([found for _, found in per_chunk], axis=1)
+    order = np.lexsort((ids, -scores), axis=1)[:, :k]
+    return np.take_along_axis(ids, order, axis=1)
 
-    The vectors are written straight into the flat index's memory, and numpy reads them there (a view,
+
+def exact_part(
+    chunks: list[Chunk], dim: int, k: int, rng: np.random.Generator, timed: int, graded: int
+) -> dict:
+    """The timed exact searches: numpy's product and faiss's flat index, each on the first ``timed``
+    probes, with the ``graded`` probes and IVF's 256 centroids drawn from ``rng``.
+
+    The vectors are drawn straight into the flat index's memory, and numpy reads them there (a view,
     not a copy), so the million vectors are held once; the index and the view are gone when this
     returns. What the flat index searches is what ``flat.add`` of the same vectors would hold.
     """
     import faiss
 
+    n = sum(len(chunk.labels) for chunk in chunks)
     flat = faiss.IndexFlatIP(dim)
     flat.codes.resize(n * dim * 4)  # sized once: adding chunk by chunk would grow it by doubling, and
     flat.ntotal = n  # each doubling briefly holds the old and the new copy (0.4 GB more at a million)
     matrix = faiss.rev_swig_ptr(flat.get_xb(), n * dim).reshape(n, dim)  # valid while ``flat`` lives
-    start, recipes = 0, []
-    for vectors in clustered_chunks(n, dim, rng, recipes=recipes):  # into the index's own memory
-        matrix[start : start + len(vectors)] = vectors
-        start += len(vectors)
+    for chunk, vectors in zip(chunks, drawn(chunks), strict=True):  # into the index's own memory
+        matrix[chunk.start : chunk.start + len(vectors)] = vectors
     probes = matrix[rng.integers(0, n, graded)] + 0.05 * rng.standard_normal((graded, dim), dtype=np.float32)
     probes /= np.linalg.norm(probes, axis=1, keepdims=True)  # near a stored lesson, not on it
     centroids = matrix[rng.choice(n, 256, replace=False)]  # a seeded sample, copied out
@@ -152,11 +156,33 @@ def exact_part(n: int, dim: int, k: int, rng: np.random.Generator, timed: int, g
 
     numpy_s, by_numpy = per_query_seconds(numpy_exact, probes[:timed])
     flat_s, by_flat = per_query_seconds(lambda q: flat.search(q[None, :], k)[1][0], probes[:timed])
-    exact = exact_top_k(matrix, probes, k)
-    for numpy_ids, flat_ids, ids in zip(by_numpy, by_flat, exact, strict=False):  # the same answers
-        assert list(numpy_ids) == list(flat_ids) and set(numpy_ids) == set(ids)
-    return {"numpy": numpy_s, "faiss flat": flat_s, "probes": probes, "exact": exact, "centroids": centroids,
-            "recipes": recipes}  # fmt: skip
+    return {"numpy": numpy_s, "faiss flat": flat_s, "probes": probes, "centroids": centroids,
+            "answers": list(zip(by_numpy, by_flat, strict=True))}  # fmt: skip
+
+
+def filed_and_graded(chunks: list[Chunk], dim: int, probes: np.ndarray, centroids: np.ndarray, k: int):
+    """The IVF index (256 lists around ``centroids``) filled with the vectors drawn again, and the exact
+    top ``k`` of every probe, graded chunk by chunk while each chunk is at hand. Returns (index, seconds
+    of filing, exact top k). Only the filing is timed; drawing and grading run side by side, untimed."""
+    import faiss
+
+    quantizer = faiss.IndexFlatIP(dim)
+    quantizer.add(centroids)
+    ivf = faiss.IndexIVFFlat(quantizer, dim, 256, faiss.METRIC_INNER_PRODUCT)
+    timed_threads, filing, graded = faiss.omp_get_max_threads(), 0.0, []
+    faiss.omp_set_num_threads(SIDE_THREADS)  # filing is not what is compared: every core may help
+
+    def draw_and_grade(chunk: Chunk) -> tuple[np.ndarray, tuple]:
+        vectors = chunk.vectors()
+        return vectors, top_k_of_chunk(probes, vectors, chunk.start, k)
+
+    for vectors, top in drawn(chunks, draw_and_grade):
+        graded.append(top)
+        start = time.perf_counter()
+        ivf.add(vectors)  # files each vector under its nearest centroid
+        filing += time.perf_counter() - start
+    faiss.omp_set_num_threads(timed_threads)
+    return ivf, filing, merged_top_k(graded, k)
 
 
 def speed_row(n: int, dim: int = 128, k: int = 3, seed: int = 0, timed: int = 20, graded: int = 200) -> dict:
@@ -165,40 +191,33 @@ def speed_row(n: int, dim: int = 128, k: int = 3, seed: int = 0, timed: int = 20
     of the exact top k it finds, over ``graded`` queries.
 
     Why the vectors are drawn twice: the flat index and the IVF index each hold a copy of all of them
-    (512 MB each at a million), so the IVF is filled after the flat index is freed, from the same draws
-    again (``Chunk``: a few chunks at a time, side by side), and the peak memory is one copy, not three.
+    (512 MB each at a million), so the IVF is filled after the flat index is freed, from the same
+    recipes drawn again (``Chunk``), and the peak memory is one copy, not three.
     """
     import faiss
 
-    exact = exact_part(n, dim, k, np.random.default_rng(seed), timed, graded)
-    quantizer = faiss.IndexFlatIP(dim)
-    quantizer.add(exact["centroids"])
-    ivf = faiss.IndexIVFFlat(quantizer, dim, 256, faiss.METRIC_INNER_PRODUCT)
-    build, timed_threads = 0.0, faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(SIDE_THREADS)  # filing is not what is compared: every core may help
-    recipes = exact["recipes"]
-    with ThreadPoolExecutor(SIDE_THREADS) as pool:
-        for first in range(0, len(recipes), SIDE_THREADS):
-            drawn = list(pool.map(Chunk.vectors, recipes[first : first + SIDE_THREADS]))
-            start = time.perf_counter()  # only the filing is timed, not the drawing
-            for vectors in drawn:
-                ivf.add(vectors)  # files each vector under its nearest centroid
-            build += time.perf_counter() - start
+    rng = np.random.default_rng(seed)
+    chunks = clustered_chunks(n, dim, rng)
+    timed_part = exact_part(chunks, dim, k, rng, timed, graded)
+    probes = timed_part["probes"]
+    ivf, filing, exact = filed_and_graded(chunks, dim, probes, timed_part["centroids"], k)
+    for (numpy_ids, flat_ids), ids in zip(timed_part["answers"], exact, strict=False):  # the same answers
+        assert list(numpy_ids) == list(flat_ids) and set(numpy_ids) == set(ids)
     row = {
         "vectors": n,
         "dim": dim,
-        "IVF build": build,
+        "IVF build": filing,
         "IVF build threads": SIDE_THREADS,
-        "numpy": exact["numpy"],
-        "faiss flat": exact["faiss flat"],
+        "numpy": timed_part["numpy"],
+        "faiss flat": timed_part["faiss flat"],
     }
-    probes = exact["probes"]
+    timed_threads = faiss.omp_get_max_threads()
     for nprobe in (1, 4, 16):
         ivf.nprobe = nprobe
         faiss.omp_set_num_threads(SIDE_THREADS)  # grading the recall, all probes at once: untimed
         found = ivf.search(probes, k)[1]
         faiss.omp_set_num_threads(timed_threads)  # the timed queries, as the exact ones: on ``threads``
-        hits = sum(len(set(a) & set(e)) for a, e in zip(found, exact["exact"], strict=True))
+        hits = sum(len(set(a) & set(e)) for a, e in zip(found, exact, strict=True))
         row[f"IVF {nprobe}/256"] = per_query_seconds(lambda q: ivf.search(q[None, :], k), probes[:timed])[0]
         row[f"IVF {nprobe}/256 recall@{k}"] = round(hits / (k * graded), 3)
     return row

@@ -18,7 +18,7 @@ import nbformat
 import numpy as np
 
 from ralph_mini import vector_speed
-from ralph_mini.vector_speed import clustered_unit_vectors, exact_top_k
+from ralph_mini.vector_speed import clustered_unit_vectors, merged_top_k, top_k_of_chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = (
@@ -83,32 +83,36 @@ def test_a_terminal_progress_bar_loads_no_notebook_widget():
 # --- notebook 05's speed lesson, held once in memory: the same vectors and answers as before ---------
 
 
-def test_the_vectors_do_not_depend_on_the_chunk_size(monkeypatch):
-    """Drawn in chunks (to hold one copy at a time), they are the draws of one call, the reference."""
-    reference_rng = np.random.default_rng(5)
-    centres = reference_rng.standard_normal((1000, 8), dtype=np.float32)
-    reference = centres[reference_rng.integers(0, 1000, 2500)]
-    reference += reference_rng.standard_normal((2500, 8), dtype=np.float32)
-    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
-    monkeypatch.setattr(vector_speed, "CHUNK", 700)  # chunks of 700, 700, 700 and 400
-    rng = np.random.default_rng(5)
-    assert np.array_equal(vector_speed.clustered_unit_vectors(2500, 8, rng), reference)
-    assert rng.integers(0, 10**9) == reference_rng.integers(0, 10**9)  # and the generator is where it was
-
-
 def test_a_chunk_drawn_again_from_its_recipe_is_the_same_in_any_order(monkeypatch):
-    """The IVF is filled from the same vectors drawn again, chunks side by side: each from its recipe."""
+    """Both passes draw the chunks side by side; each chunk draws its rows from its own seed."""
     monkeypatch.setattr(vector_speed, "CHUNK", 700)
-    recipes: list = []
-    first = list(vector_speed.clustered_chunks(2500, 8, np.random.default_rng(5), recipes=recipes))
-    again = [chunk.vectors() for chunk in reversed(recipes)][::-1]
-    assert [len(c) for c in again] == [700, 700, 700, 400]
-    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    chunks = vector_speed.clustered_chunks(2500, 8, np.random.default_rng(5))
+    assert [(c.start, len(c.labels)) for c in chunks] == [(0, 700), (700, 700), (1400, 700), (2100, 400)]
+    side_by_side = list(vector_speed.drawn(chunks))
+    one_by_one = [chunk.vectors() for chunk in reversed(chunks)][::-1]
+    assert all(np.array_equal(a, b) for a, b in zip(side_by_side, one_by_one, strict=True))
+    assert np.allclose(np.linalg.norm(np.concatenate(side_by_side), axis=1), 1, atol=1e-6)
 
 
-def test_the_grading_finds_the_exact_top_k_best_first():
+def test_the_vectors_are_seeded():
+    first, again = (clustered_unit_vectors(1500, 8, np.random.default_rng(seed)) for seed in (5, 5))
+    other = clustered_unit_vectors(1500, 8, np.random.default_rng(6))
+    assert np.array_equal(first, again) and not np.array_equal(first, other)
+
+
+def test_the_grading_chunk_by_chunk_finds_the_exact_top_k_best_first(monkeypatch):
+    """Each chunk's own top k, merged, is the top k of all the rows: a sort of every score."""
+    monkeypatch.setattr(vector_speed, "CHUNK", 700)  # chunks of 700, 700, 700 and 400 (the last short)
     rng = np.random.default_rng(1)
-    matrix, probes = clustered_unit_vectors(3000, 16, rng), clustered_unit_vectors(45, 16, rng)
-    expected = np.argsort(-(probes @ matrix.T), axis=1)[:, :3]
-    assert np.array_equal(exact_top_k(matrix, probes, 3, block=20), expected)  # 3 blocks, side by side
-    assert np.array_equal(exact_top_k(matrix, probes, 3, block=7), expected)  # the last block short
+    chunks = vector_speed.clustered_chunks(2500, 16, rng)
+    matrix, probes = np.concatenate(list(vector_speed.drawn(chunks))), clustered_unit_vectors(45, 16, rng)
+    expected = np.argsort(-(probes @ matrix.T), axis=1, kind="stable")[:, :3]
+    per_chunk = [top_k_of_chunk(probes, c.vectors(), c.start, 3) for c in chunks]
+    assert np.array_equal(merged_top_k(per_chunk, 3), expected)
+
+
+def test_a_tie_goes_to_the_lower_id_across_chunks():
+    probe, row = np.array([[1.0, 0.0]], dtype=np.float32), np.array([[1.0, 0.0]], dtype=np.float32)
+    per_chunk = [top_k_of_chunk(probe, np.vstack([row * 0.5, row]), 0, 1),
+                 top_k_of_chunk(probe, np.vstack([row, row]), 2, 1)]  # fmt: skip
+    assert merged_top_k(per_chunk[::-1], 2).tolist() == [[1, 2]]  # score 1.0 at ids 1, 2 and 3

@@ -412,7 +412,7 @@ for size in progress((100_000, 1_000_000), lang.tr("sizes", "规模")):  # one f
 #   query, whoever reads it.
 # - **faiss pays off with an approximate index, and only at scale.** Reading 16 of 256 lists reads a
 #   sixteenth of the vectors and is about that much faster than the flat index, but on these vectors it
-#   finds only about three quarters of the true top 3 (recall@3 0.750 at 100k, 0.787 at 1M); one list
+#   finds only seven to eight in ten of the true top 3 (recall@3 0.692 at 100k, 0.783 at 1M); one list
 #   is faster still and finds fewer than half. At 100k an exact query already takes milliseconds; at a
 #   million, tens of them, and that is where the approximate index starts to earn its misses. Whether
 #   the trade is worth it depends on how many vectors you have and what a missed neighbour costs. For a lesson memory, a missed lesson is a repeated mistake, and the kit's memories hold
@@ -428,7 +428,7 @@ for size in progress((100_000, 1_000_000), lang.tr("sizes", "规模")):  # one f
 # 这样来读：
 #
 # - **精确搜索：线程数相同时，numpy 和 faiss 不相上下。** 它们对同样的字节做同样的算术；一百万个 128 维向量，每次查询要读半个 GB，不管谁来读。
-# - **faiss 要靠近似索引才划算，而且只在规模大时。** 读取 256 个列表中的 16 个，就只读了十六分之一的向量，比平面索引快的倍数也差不多如此；但在这些向量上，它只能找到真正前 3 名中的大约四分之三（100k 时 recall@3 为 0.750，1M 时为 0.787）；只读一个列表还要更快，但找到的不到一半。在 100k 时，一次精确查询已经要几毫秒；到一百万时要几十毫秒，这时近似索引才开始配得上它漏掉的那些近邻。这笔交易值不值，取决于你有多少向量，以及漏掉一个近邻的代价是什么。对经验记忆来说，漏掉一条经验就是再犯一次同样的错，而本套件的记忆只有几百条经验，而不是几百万条：它用精确搜索。
+# - **faiss 要靠近似索引才划算，而且只在规模大时。** 读取 256 个列表中的 16 个，就只读了十六分之一的向量，比平面索引快的倍数也差不多如此；但在这些向量上，它只能找到真正前 3 名中的十分之七到十分之八（100k 时 recall@3 为 0.692，1M 时为 0.783）；只读一个列表还要更快，但找到的不到一半。在 100k 时，一次精确查询已经要几毫秒；到一百万时要几十毫秒，这时近似索引才开始配得上它漏掉的那些近邻。这笔交易值不值，取决于你有多少向量，以及漏掉一个近邻的代价是什么。对经验记忆来说，漏掉一条经验就是再犯一次同样的错，而本套件的记忆只有几百条经验，而不是几百万条：它用精确搜索。
 # - **本套件用 faiss 做的**，是一个随着记忆变化、按 id 增删经验的索引（`VectorIndex`），它与记忆保持同步，而无需在每次搜索时重读每一条经验（`LiveLessons`）。`python benchmarks/retrieval_speed.py` 在 1 万和 10 万条经验的规模下，测量完整的 `Retriever.search`，并与它底层的原始 faiss 搜索对比。
 #
 # ## 有何变化
