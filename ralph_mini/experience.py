@@ -209,6 +209,9 @@ def decay_factor(days: float, config: MemoryConfig) -> float:
     return weight * config.stale_factor if days > config.stale_after_days else weight
 
 
+DAY = timedelta(days=1)  # built once: ``timedelta(days=1)`` costs more than the division it serves
+
+
 def days_since(moment: str, now: datetime) -> float:
     """Days from an ISO time stamp to ``now``: '2025-03-03T12:00', 2025-03-10 12:00 -> 7.0."""
-    return (now - datetime.fromisoformat(moment)) / timedelta(days=1)
+    return (now - datetime.fromisoformat(moment)) / DAY
