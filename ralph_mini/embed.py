@@ -227,15 +227,26 @@ def rounded_cosines(query: np.ndarray, vectors: np.ndarray, decimals: int) -> li
     and only one close to a rounding boundary (or to 0, whose sign must be exact) is summed exactly."""
     approximate = vectors.astype(np.float64) @ query.astype(np.float64)
     slack = len(query) * 2.0**-50  # n x 4 units in the last place: above any float64 dot's error
-    rounded = [settled(cosine, slack, decimals) for cosine in approximate.tolist()]
     return [
-        round(exact_cosine(query, row), decimals) if value is None else value
-        for row, value in zip(vectors, rounded, strict=True)
+        round(exact_cosine(query, vectors[row]), decimals) if value is None else value
+        for row, value in enumerate(settled(approximate, slack, decimals))
     ]
 
 
-def settled(approximate: float, slack: float, decimals: int) -> float | None:
-    """``approximate`` rounded, if every value within ``slack`` of it rounds the same (and not to 0,
-    whose sign only the exact sum knows); None if the exact value must decide."""
-    low, high = round(approximate - slack, decimals), round(approximate + slack, decimals)
-    return low if low == high and low != 0 else None
+def settled(approximate: np.ndarray, slack: float, decimals: int) -> list[float | None]:
+    """Each value rounded to ``decimals``, where every value within ``slack`` of it rounds the same (and
+    not to 0, whose sign only the exact sum knows); None where the exact value must decide.
+
+    In array operations, not a Python ``round`` per value: scaled by 10**decimals, a value is settled
+    when its distance to the nearest half, less the error of scaling it, exceeds the scaled slack. Its
+    rounding is then the nearest integer N, and N / 10**decimals is the double nearest the decimal, as
+    Python's ``round`` gives it (N and 10**decimals are exact, and one division rounds correctly).
+    """
+    scale = 10.0**decimals
+    scaled = np.asarray(approximate, dtype=np.float64) * scale
+    nearest = np.rint(scaled)
+    margin = 0.5 - np.abs(scaled - nearest) - np.abs(scaled) * 2.0**-50  # to the boundary, at least
+    sure = (margin > slack * scale) & (nearest != 0)
+    return [
+        value if ok else None for value, ok in zip((nearest / scale).tolist(), sure.tolist(), strict=True)
+    ]

@@ -20,7 +20,7 @@ Left out on purpose: scoring and the budget (``retrieval.py``), approximate inde
 
 import bisect
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import islice
 
 import numpy as np
@@ -37,6 +37,8 @@ SEARCH_THREADS = 1
 # kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
 # lessons whose scores agree to 6 decimals are a tie, broken by a stable key (the rule text or id).
 SCORE_DECIMALS = 6
+
+EPOCH, MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)  # for ``micros``
 
 
 def experience_text(experience: Experience) -> str:
@@ -145,7 +147,7 @@ class LiveLessons:
         self.slot_of: dict[str, int] = {}  # experience id -> slot, for every lesson appended
         self.seen: list[tuple[str, str] | None] = []  # (status, last_hit_at) per slot, as last read
         self.active = np.zeros(0, dtype=bool)
-        self.last_hit = np.zeros(0, dtype="datetime64[us]")  # UTC; NaT unless active
+        self.last_hit = np.zeros(0, dtype=np.int64)  # microseconds since 1970, UTC; 0 unless active
         self.live = np.zeros(0, dtype=bool)  # in both indexes now
         self.clock_seen: tuple[datetime, float] | None = None  # (now, expire_after_days) last judged at
         self.read_upto = 0  # memory.changes.count when the lessons were last read
@@ -175,7 +177,7 @@ class LiveLessons:
         """Memory.live's test, for many slots at once: active and days_since <= expire_after_days.
         Microseconds over microseconds per day is one correctly rounded division, as in
         timedelta / timedelta, so the days are the very floats ``days_since`` gives."""
-        days = (np.datetime64(utc(now), "us") - self.last_hit[slots]).astype(np.int64) / 86_400_000_000
+        days = (micros(now) - self.last_hit[slots]) / 86_400_000_000
         return self.active[slots] & (days <= expire_after_days)
 
     def resync(self, memory: Memory) -> bool:
@@ -197,7 +199,7 @@ class LiveLessons:
         self.lessons += lessons
         self.seen += [None] * grow
         self.active = np.concatenate([self.active, np.zeros(grow, dtype=bool)])
-        self.last_hit = np.concatenate([self.last_hit, np.full(grow, np.datetime64("NaT", "us"))])
+        self.last_hit = np.concatenate([self.last_hit, np.zeros(grow, dtype=np.int64)])
         self.live = np.concatenate([self.live, np.zeros(grow, dtype=bool)])
         self.rank = np.concatenate([self.rank, np.full(grow, -1, dtype=np.int64)])
 
@@ -211,7 +213,7 @@ class LiveLessons:
                 self.seen[slot] = status, last_hit
                 self.active[slot] = status in LIVE
                 if self.active[slot]:
-                    self.last_hit[slot] = utc(datetime.fromisoformat(last_hit))
+                    self.last_hit[slot] = micros(datetime.fromisoformat(last_hit))
         index = np.array(slots, dtype=np.int64)
         live, was = self.live_at(index, *clock), self.live[index]
         self.take_out(index[was & ~live].tolist())
@@ -275,6 +277,12 @@ class LiveLessons:
         return sorted(hits.tolist(), key=lambda s: (-counts[s], self.rank[s]))
 
 
+def micros(moment: datetime) -> int:
+    """Microseconds from 1970 to ``moment``, in UTC if it is aware (as it is if naive): a Python int,
+    which is cheaper to make than a numpy ``datetime64`` and subtracts as exactly."""
+    return (utc(moment) - EPOCH) // MICROSECOND
+
+
 def utc(moment: datetime) -> datetime:
-    """A naive time as it is; an aware one in UTC, made naive (numpy's datetime64 has no time zone)."""
+    """A naive time as it is; an aware one in UTC, made naive (so that the two kinds subtract)."""
     return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment

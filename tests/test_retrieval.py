@@ -385,10 +385,22 @@ def test_a_cosine_near_a_rounding_boundary_is_left_to_the_exact_sum():
     either way, or to 0 of either sign, is not settled by it."""
     from ralph_mini.embed import settled
 
-    assert settled(0.73, 1e-12, 1) == 0.7 and settled(-0.73, 1e-12, 1) == -0.7
-    assert settled(0.25 + 1e-13, 1e-12, 1) is None  # 0.2 or 0.3, depending on the last bits
-    assert settled(0.0000004, 1e-12, 6) is None and settled(1e-15, 1e-12, 6) is None  # 0.0 or -0.0
-    assert settled(0.1234565, 1e-12, 6) is None and settled(0.12345651, 1e-12, 6) == 0.123457
+    assert settled(np.array([0.73, -0.73]), 1e-12, 1) == [0.7, -0.7]
+    assert settled(np.array([0.25 + 1e-13]), 1e-12, 1) == [None]  # 0.2 or 0.3, depending on the last bits
+    assert settled(np.array([0.0000004, 1e-15]), 1e-12, 6) == [None, None]  # 0.0 or -0.0
+    assert settled(np.array([0.1234565, 0.12345651]), 1e-12, 6) == [None, 0.123457]
+
+
+@given(st.floats(-1, 1), st.integers(0, 8), st.sampled_from([0.0, 1e-12, 1e-9]))
+def test_a_settled_value_is_what_python_rounds_it_to_within_the_slack(value, decimals, slack):
+    """Settled in array operations means: every value within ``slack`` rounds (Python's ``round``) to
+    it, and it is not 0."""
+    from ralph_mini.embed import settled
+
+    (found,) = settled(np.array([value]), slack, decimals)
+    if found is not None:
+        assert found != 0 and str(found) == str(round(value, decimals))
+        assert round(value - slack, decimals) == found == round(value + slack, decimals)
 
 
 def test_the_retrieval_benchmark_answers_help_and_prints_a_ratio_per_size():
