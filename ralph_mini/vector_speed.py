@@ -13,11 +13,11 @@ its thread count once, when it loads). faiss pays off elsewhere:
 
 The vectors are synthetic, seeded, and clustered (like embeddings of lessons on a few topics), 128
 dimensions so that a million of them take 512 MB (at the hashing embedder's 512 dimensions they would
-take 2 GB). The IVF centroids are a seeded sample of the vectors (no k-means training), so the index, and its
-recall, are the same on every run. The vectors are drawn in chunks, each from its own seeded generator
-(``Chunk``), and held once at a time (issue 27: the lesson peaked at 1.8 GB when the numpy matrix, the
-flat index and the IVF index each held all of them). What the lesson does not time (drawing the
-vectors, filing them, grading the recalls) runs on every core.
+take 2 GB). The IVF centroids are a seeded sample of the vectors (no k-means training), so the index,
+and its recall, are the same on every run. The vectors are drawn in chunks, each from its own seeded
+generator (``Chunk``), and held once at a time (issue 27: the lesson peaked at 1.8 GB when the numpy
+matrix, the flat index and the IVF index each held all of them). What the lesson does not time
+(drawing the vectors, filing them, grading the recalls) runs on every core.
 
 ``retrieval_speed`` is the older single-process check: its "python loop" makes one numpy call per
 stored vector, so it measures Python's call overhead, not search.
@@ -39,7 +39,7 @@ import numpy as np
 
 CHUNK = 50_000  # vectors drawn and filed at a time: 25 MB at 128 dimensions, not the whole 512 MB
 # Work the lesson does not time (drawing the vectors, filing them in IVF lists, grading the recalls) may
-# use every core: filing a million vectors takes 6.8 s on 1 of 2 cores, 3.1 on both.
+# use every core: it is not what the lesson compares, and the lesson waits for it.
 SIDE_THREADS = os.cpu_count() or 1
 
 

@@ -80,7 +80,7 @@ def test_a_terminal_progress_bar_loads_no_notebook_widget():
     assert loaded_after("from ralph_mini.widgets import progress; list(progress(range(3)))") == []
 
 
-# --- notebook 05's speed lesson, held once in memory: the same vectors and answers as before ---------
+# --- notebook 05's speed lesson: vectors drawn side by side, held once, graded chunk by chunk -------
 
 
 def test_a_chunk_drawn_again_from_its_recipe_is_the_same_in_any_order(monkeypatch):
