@@ -6,9 +6,10 @@ because it is part of what a record says about itself: how general the rule has 
 """
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import islice
 from typing import Any
 
 from ralph_mini.lesson_guards import instance_details
@@ -125,15 +126,35 @@ class LessonChanges:
     memory holds. Two readers: retrieval's live-lesson filter reads the liveness ledger (``since``: a
     reader keeps the count it has read up to; ``lesson_index.LiveLessons``), and the store is handed the
     lessons touched since the last task (``take_touched``, through ``Memory.take_changed``). Memory owns
-    one; a lesson reports to it once watched (``Experience.watch``)."""
+    one; a lesson reports to it once watched (``Experience.watch``): memory's own lessons from the
+    start, a lesson put in memory's dict by hand from the next ``take_touched`` (``adopt``)."""
 
-    def __init__(self, lessons: Iterable[Experience] = ()) -> None:
-        """A ledger the ``lessons`` report to from now on."""
-        for lesson in lessons:
-            lesson.watch(self)
+    def __init__(self, lessons: Mapping[str, Experience] | None = None) -> None:
+        """A ledger the lessons of memory's dict report to from now on."""
         self.count = 0
         self.latest: dict[str, int] = {}  # id -> the count at its last liveness change, oldest first
         self.touched: dict[str, None] = {}  # ids with any field set since ``take_touched``, in order
+        self.source, self.size = lessons, 0  # memory's dict, and how many of its lessons are watched
+        self.adopt(lessons or {}, report=False)
+
+    def added(self, lessons: Mapping[str, Experience], lesson: Experience) -> None:
+        """Memory has just added ``lesson`` to ``lessons``: watch it (and only it, if all before were)."""
+        lesson.watch(self)
+        if lessons is self.source and len(lessons) == self.size + 1:
+            self.size += 1
+
+    def adopt(self, lessons: Mapping[str, Experience], report: bool = True) -> None:
+        """Watch the lessons put in memory's dict behind memory's back, and note them as touched (no
+        field was set to say so): those appended by hand, past the lessons already watched, or every
+        lesson of a new dict (or of one a lesson was deleted from). Reads nothing when none were."""
+        if lessons is self.source and len(lessons) == self.size:
+            return
+        start = self.size if lessons is self.source and len(lessons) > self.size else 0
+        for lesson in islice(lessons.values(), start, None):
+            lesson.watch(self)
+            if report:
+                self.touched[lesson.id] = None
+        self.source, self.size = lessons, len(lessons)
 
     def note(self, experience_id: str, field: str) -> None:
         self.touched[experience_id] = None
@@ -142,9 +163,11 @@ class LessonChanges:
             self.latest.pop(experience_id, None)  # moved to the end: ``since`` stops at the first older one
             self.latest[experience_id] = self.count
 
-    def take_touched(self) -> list[str]:
-        """The ids of lessons with a field set since the last call, then forgets them."""
-        touched, self.touched = list(self.touched), {}
+    def take_touched(self, lessons: Mapping[str, Experience]) -> list[str]:
+        """The ids of the lessons in memory's dict ``lessons`` that had a field set since the last call
+        or were put there behind memory's back (``adopt``), then forgets them."""
+        self.adopt(lessons)
+        touched, self.touched = [i for i in self.touched if i in lessons], {}
         return touched
 
     def since(self, count: int) -> list[str]:

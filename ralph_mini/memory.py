@@ -80,7 +80,7 @@ class Memory:
         self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
         self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
         self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
-        self.changes = LessonChanges(self.experiences.values())  # who changed, by any hand (see take_changed)
+        self.changes = LessonChanges(self.experiences)  # who changed, by any hand (see take_changed)
 
     def propose(
         self,
@@ -126,7 +126,7 @@ class Memory:
             )
             self.experiences[key] = experience
             self.shelves.add(self.experiences, experience)
-            experience.watch(self.changes)
+            self.changes.added(self.experiences, experience)
         self.changed[experience.id] = experience
         fresh = task_id not in experience.source_tasks
         if fresh:
@@ -280,10 +280,10 @@ class Memory:
         return notes
 
     def take_changed(self) -> list[Experience]:
-        """The lessons changed (or quarantined on load) since the last call, by memory or by hand, then
-        forgets them: what a store must write after a task, without reading every lesson. Not among them:
-        one put in ``experiences``, or a list edited in place, by hand (then give the store all of memory)."""
-        touched = [self.experiences[i] for i in self.changes.take_touched() if i in self.experiences]
+        """The lessons changed (or quarantined on load) since the last call, by memory or by hand (a field
+        set, a lesson put in ``experiences``), then forgets them: what a store must write after a task,
+        without reading every lesson. Not among them: a list edited in place (then give the store all)."""
+        touched = [self.experiences[i] for i in self.changes.take_touched(self.experiences)]
         changed, self.changed = self.changed | {e.id: e for e in touched}, {}
         return list(changed.values())
 

@@ -212,6 +212,45 @@ def test_a_hand_edit_reaches_the_store_through_take_changed(tmp_path):
     assert loaded[edited.id].status == "removed" and loaded[kept.id].status == "active"
 
 
+def test_a_lesson_put_in_memory_by_hand_reaches_the_store_and_reports_its_edits(tmp_path):
+    """``memory.experiences[lesson.id] = lesson`` between tasks: no field was set, yet the store must get
+    it, and its later hand edits too."""
+    mem = Memory(FakeClock(), MemoryConfig(), [lesson(SKIP_DB)])
+    store = Store(tmp_path / "put.sqlite")
+    store.save_lessons(mem.experiences.values())
+    assert mem.take_changed() == []
+    put = lesson("when any task: skip query_payment_provider", number=1)
+    mem.experiences[put.id] = put
+    assert mem.take_changed() == [put] and mem.take_changed() == []
+    store.commit_task([put], task_id="T1")
+    put.status = "removed"
+    assert mem.take_changed() == [put]
+    _, proposed = mem.propose("when any task: start with query_database", task_id="T2", run_id="R2",
+                              task_type="status")  # fmt: skip
+    assert mem.take_changed() == [proposed]  # memory's own addition: nothing else looked at again
+    loaded = store.load_memory(FakeClock()).experiences
+    assert loaded[put.id].rule == put.rule
+
+
+def test_a_new_dict_of_lessons_is_handed_over_whole():
+    mem = Memory(FakeClock(), experiences=[lesson(SKIP_DB)])
+    mem.take_changed()
+    (gone,) = mem.experiences.values()
+    mem.experiences = {e.id: e for e in [lesson(SKIP_DB, number=3), lesson(SKIP_DB, "refund", number=4)]}
+    gone.status = "removed"  # no longer memory's: not handed over
+    assert [e.id for e in mem.take_changed()] == ["000000000003", "000000000004"]
+    assert mem.take_changed() == []
+
+
+def test_take_changed_does_not_read_every_lesson_after_memory_adds_one(monkeypatch):
+    mem = Memory(FakeClock(), experiences=[lesson(SKIP_DB, f"type_{i}", number=i) for i in range(200)])
+    mem.take_changed()
+    mem.propose("when any task: start with query_database", task_id="T1", run_id="R1", task_type="status")
+    read = counting(monkeypatch, experience_module.Experience, "watch")
+    mem.take_changed()
+    assert read == []
+
+
 def test_a_proposed_lesson_reports_its_later_changes():
     mem = Memory(FakeClock())
     _, new = mem.propose(SKIP_DB, task_id="T1", run_id="R1", task_type="status")
