@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ralph_mini.tools import read_fields
-from ralph_mini.world import parse_time
+from ralph_mini.world import parse_time, time_since
 
 RUN_RE = re.compile(r"^run (\S+) at (\d{4}-\d\d-\d\d \d\d:\d\d): (.*)$")
 STEP_RE = re.compile(r"^(\d+) (\S+)\((.*)\) (\w+) [\d.]+s: (.*)$")
@@ -112,13 +112,8 @@ def split_runs(log_text: str) -> list[dict]:
 def record_age(seen: dict, now: datetime, created_field: str) -> int | None:
     """Whole minutes from the record's creation time (its field ``created_field``) to ``now``."""
     created = seen.get(created_field) if created_field else None
-    if not created:
-        return None
-    try:
-        created_at = parse_time(created.strip())
-    except ValueError:  # cut by the log's 120-character limit, or not a time at all
-        return None
-    return int((now - created_at).total_seconds() // 60)
+    elapsed = time_since(created, now) if created else None  # None: cut by the log's 120-character limit
+    return None if elapsed is None else int(elapsed.total_seconds() // 60)
 
 
 # --- what a step's fields did for the answer, read from the log -----------------------------------

@@ -15,7 +15,7 @@ from datetime import datetime
 from ralph_mini.offline_habits import Habits
 from ralph_mini.rules import Rule, Trigger, find_rules
 from ralph_mini.tools import read_fields
-from ralph_mini.world import parse_time
+from ralph_mini.world import parse_time, time_since
 
 NOW_RE = re.compile(r"Current time:\s*(\d{4}-\d\d-\d\d \d\d:\d\d)")
 
@@ -49,10 +49,8 @@ class Observed:
         for tool in self.sources:
             created = self.results.get(tool, ("", {}))[1].get(self.created_field)
             if created and self.now:
-                try:
-                    return (self.now - parse_time(created.strip())).total_seconds() / 60
-                except ValueError:
-                    return None
+                elapsed = time_since(created, self.now)
+                return None if elapsed is None else elapsed.total_seconds() / 60
         return None
 
     def found_fields(self) -> dict[str, str]:

@@ -25,7 +25,7 @@ worlds with more than one record per question.
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from typing import Protocol
 
@@ -40,6 +40,15 @@ def parse_time(text: str) -> datetime:
     """'2025-03-10 12:00' -> datetime, or ValueError. Cached: ``strptime`` is slow next to a look-up, and
     the same few times are read on every model turn: the task's 'now', each record's creation time."""
     return datetime.strptime(text, TIME_FORMAT)
+
+
+def time_since(stamp: str, now: datetime) -> timedelta | None:
+    """From a time as a record or a log writes it (``TIME_FORMAT``) to ``now``; None if ``stamp`` is not
+    one (a log line cut at its length limit, a field that holds something else)."""
+    try:
+        return now - parse_time(stamp.strip())
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

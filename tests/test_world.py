@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from ralph_mini.tools import NotFound
-from ralph_mini.world import grade, parse_time
+from ralph_mini.world import grade, parse_time, time_since
 from ralph_mini.worlds.orders.tasks import make_suite
 from ralph_mini.worlds.orders.words import LOOKUP_TOOLS
 
@@ -96,3 +96,10 @@ def test_parse_time_reads_the_worlds_format_and_refuses_others():
     for wrong in ("2025-03-10T12:00", "10/03/2025 12:00", ""):
         with pytest.raises(ValueError):
             parse_time(wrong)
+
+
+def test_time_since_a_stamp_or_none_for_what_is_not_one():
+    """The offline model (a record's age) and the reflector (a log line's age) read times this way."""
+    now = parse_time("2025-03-10 12:30")
+    assert time_since(" 2025-03-10 12:00 ", now).total_seconds() == 1800
+    assert time_since("2025-03-10 1", now) is None and time_since("paid", now) is None
