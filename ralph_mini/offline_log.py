@@ -112,7 +112,7 @@ def split_runs(log_text: str) -> list[dict]:
 def record_age(seen: dict, now: datetime, created_field: str) -> int | None:
     """Whole minutes from the record's creation time (its field ``created_field``) to ``now``."""
     created = seen.get(created_field) if created_field else None
-    elapsed = time_since(created, now) if created else None  # None: cut by the log's 120-character limit
+    elapsed = time_since(created, now) if created else None  # also None: cut at the log's 120 characters
     return None if elapsed is None else int(elapsed.total_seconds() // 60)
 
 
