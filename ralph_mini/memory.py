@@ -281,8 +281,8 @@ class Memory:
 
     def take_changed(self) -> list[Experience]:
         """The lessons changed (or quarantined on load) since the last call, by memory or by hand (a field
-        set, a lesson put in ``experiences``), then forgets them: what a store must write after a task,
-        without reading every lesson. Not among them: a list edited in place (then give the store all)."""
+        set, a lesson put in ``experiences``), then forgets them: what a store writes after a task, found
+        without a sweep. Not among them: a list edited in place, a lesson swapped in under its own id."""
         touched = [self.experiences[i] for i in self.changes.take_touched(self.experiences)]
         changed, self.changed = self.changed | {e.id: e for e in touched}, {}
         return list(changed.values())
