@@ -129,13 +129,13 @@ class LessonChanges:
     one; a lesson reports to it once watched (``Experience.watch``): memory's own lessons from the
     start, a lesson put in memory's dict by hand from the next ``take_touched`` (``adopt``)."""
 
-    def __init__(self, lessons: Mapping[str, Experience] | None = None) -> None:
+    def __init__(self, lessons: Mapping[str, Experience]) -> None:
         """A ledger the lessons of memory's dict report to from now on."""
         self.count = 0
         self.latest: dict[str, int] = {}  # id -> the count at its last liveness change, oldest first
         self.touched: dict[str, None] = {}  # ids with any field set since ``take_touched``, in order
         self.source, self.size = lessons, 0  # memory's dict, and how many of its lessons are watched
-        self.adopt(lessons or {}, report=False)
+        self.adopt(lessons, report=False)
 
     def added(self, lessons: Mapping[str, Experience], lesson: Experience) -> None:
         """Memory has just added ``lesson`` to ``lessons``: watch it (and only it, if all before were)."""

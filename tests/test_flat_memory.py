@@ -242,9 +242,9 @@ def test_a_new_dict_of_lessons_is_handed_over_whole():
     assert mem.take_changed() == []
 
 
-def test_take_changed_does_not_read_every_lesson_after_memory_adds_one(monkeypatch):
-    mem = Memory(FakeClock(), experiences=[lesson(SKIP_DB, f"type_{i}", number=i) for i in range(200)])
-    mem.take_changed()
+@pytest.mark.parametrize("size", [200, 0])  # 0: a memory that starts empty keeps its own dict in step too
+def test_take_changed_does_not_read_every_lesson_after_memory_adds_one(monkeypatch, size):
+    mem = Memory(FakeClock(), experiences=[lesson(SKIP_DB, f"type_{i}", number=i) for i in range(size)])
     mem.propose("when any task: start with query_database", task_id="T1", run_id="R1", task_type="status")
     read = counting(monkeypatch, experience_module.Experience, "watch")
     mem.take_changed()
