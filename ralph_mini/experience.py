@@ -16,7 +16,8 @@ from ralph_mini.lesson_guards import instance_details
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
 
 LIVE = ("active", "probation")  # the statuses retrieval may return (past expiry aside)
-LIVENESS = frozenset({"status", "last_hit_at"})  # the fields that decide whether a lesson is live
+# The fields that decide whether a lesson is live, and where it is filed (``live_filing``).
+LIVENESS = frozenset({"status", "last_hit_at", "task_type", "trigger"})
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ Left out on purpose: scoring and the budget (``retrieval.py``), approximate inde
 
 import bisect
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from itertools import islice
 
 import numpy as np
 
 from ralph_mini.embed import Embedder, KeywordIndex, keyword_words, rounded_cosines
 from ralph_mini.experience import LIVE
+from ralph_mini.live_filing import micros
 from ralph_mini.memory import Experience, Memory
 
 # faiss threads per search: one query gains nothing from a second at any size; it only spins, taking a
@@ -37,8 +38,6 @@ SEARCH_THREADS = 1
 # kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
 # lessons whose scores agree to 6 decimals are a tie, broken by a stable key (the rule text or id).
 SCORE_DECIMALS = 6
-
-EPOCH, MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)  # for ``micros``
 
 
 def experience_text(experience: Experience) -> str:
@@ -275,14 +274,3 @@ class LiveLessons:
             keys = counts[hits] * (len(self.by_rule) + 1) - self.rank[hits]
             hits = hits[np.argpartition(-keys, m - 1)[:m]]
         return sorted(hits.tolist(), key=lambda s: (-counts[s], self.rank[s]))
-
-
-def micros(moment: datetime) -> int:
-    """Microseconds from 1970 to ``moment``, in UTC if it is aware (as it is if naive): a Python int,
-    which is cheaper to make than a numpy ``datetime64`` and subtracts as exactly."""
-    return (utc(moment) - EPOCH) // MICROSECOND
-
-
-def utc(moment: datetime) -> datetime:
-    """A naive time as it is; an aware one in UTC, made naive (so that the two kinds subtract)."""
-    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment

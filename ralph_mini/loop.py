@@ -152,9 +152,9 @@ def run_task(
     memory.sweep()  # flag what expired since the last task, once, before anything reads memory
     offered, lags = [t.name for t in tools], {t.name: t.lag_min for t in tools}
     outdated = memory.invalidate_unoffered(offered, task.task_type, lags)  # the tools as they are now
-    ranked = (
-        retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, len(memory.experiences))
-    )
+    kind = task.task_type if config.per_task_type else None  # the lessons of its type only, or all
+    every = len(memory.experiences)
+    ranked = retrieve_plan(task, memory) if retrieve_plan else memory.retrieve({"any"}, every, task_type=kind)
     reserve = RESERVE if config.second_retrieval else 0
     planned = planner.fit(task, memory, ranked, config.budget, offered, reserve, config.per_task_type)
     bound = binding(config.enforce, words, task.now, tools)  # how lessons reach every run of the task
@@ -213,7 +213,9 @@ def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[E
 
     def more_lessons(step: Step) -> list[str]:
         tags = step_tags(step, words, task.now)
-        found = planner.held_first(memory.retrieve(tags, len(memory.experiences), exclude=exclude), tags)
+        kind = task.task_type if config.per_task_type else None
+        found = memory.retrieve(tags, len(memory.experiences), exclude=exclude, task_type=kind)
+        found = planner.held_first(found, tags)
         if config.per_task_type:
             found = [e for e in found if applicable(e, task.task_type, offered)]
         found_mid_run.update({e.rule: e for e in reversed(found)})  # the best of one rule text wins

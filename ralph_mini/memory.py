@@ -54,6 +54,7 @@ from ralph_mini.experience import (
     quarantine,
 )
 from ralph_mini.lesson_guards import Vocabulary, instance_details
+from ralph_mini.live_filing import LiveFiling, live_in_date
 from ralph_mini.rule_forms import (
     Shelves,
     canonical,
@@ -81,6 +82,7 @@ class Memory:
         self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
         self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
         self.changes = LessonChanges(self.experiences)  # who changed, by any hand (see take_changed)
+        self.filing = LiveFiling()  # the live lessons by task type and trigger, and by last hit
 
     def propose(
         self,
@@ -194,24 +196,23 @@ class Memory:
 
     def sweep(self) -> list[Experience]:
         """Flag active experiences past expiry as expired (kept in the file). Returns those flagged."""
-        now, flagged = self.clock(), []
-        for experience in self.experiences.values():
-            days = days_since(experience.last_hit_at, now)
-            if experience.status in LIVE and days > self.config.expire_after_days:
-                experience.status = "expired"
-                experience.status_reason = f"not hit for {days:.0f} days"
-                flagged.append(experience)
-                self.changed[experience.id] = experience
+        now = self.clock()
+        flagged = self.filing.expired(self.experiences, self.changes, now, self.config.expire_after_days)
+        for experience in flagged:
+            experience.status = "expired"
+            experience.status_reason = f"not hit for {days_since(experience.last_hit_at, now):.0f} days"
+            self.changed[experience.id] = experience
         return flagged
 
-    def retrieve(self, tags: set[str], top_k: int = 3, exclude: Iterable[str] = ()) -> list[Experience]:
+    def retrieve(self, tags: set[str], top_k: int = 3, exclude: Iterable[str] = (),
+                 task_type: str | None = None) -> list[Experience]:  # fmt: skip
         """Best active experiences by tag match x weight. Tags: {'any'} at planning time, or a step's
-        tags mid-run; an experience matches when its trigger tag is among them. A pure read: an
-        experience past expiry weighs 0, whether or not ``sweep`` has flagged it yet."""
+        tags mid-run; an experience matches when its trigger tag is among them (and it is of ``task_type``
+        unless None). A pure read of the filed matches: one past expiry weighs 0, swept or not."""
         skip = set(exclude)
         scored = []
-        for experience in self.experiences.values():
-            if experience.trigger not in tags or experience.id in skip:  # the trigger first: it is cheap
+        for experience in self.filing.of(self.experiences, self.changes, task_type, tags):
+            if experience.id in skip:
                 continue
             score = self.weight(experience)
             if score > 0:
@@ -262,7 +263,7 @@ class Memory:
         new number replaces it ('age over 30 min: call T' -> 'age over 120 min: call T'). Kept with why
         (``invalid_from``); a new task confirming a rule brings it back."""
         notes, now = [], self.clock().isoformat(timespec="minutes")
-        for e in [e for e in self.experiences.values() if e.status in LIVE and e.task_type == task_type]:
+        for e in self.filing.of(self.experiences, self.changes, task_type):  # its live ones, filed
             why = outdated(e.parsed, offered, lags or {}) if e.parsed else ""
             if not why:
                 continue
@@ -290,11 +291,10 @@ class Memory:
     def active(self) -> list[Experience]:
         return [e for e in self.experiences.values() if e.status == "active"]
 
-    def live(self) -> list[Experience]:
-        """Active or on probation, and not past expiry: what retrieval may return, even before a sweep."""
-        now, expiry = self.clock(), self.config.expire_after_days
-        return [
-            e
-            for e in self.experiences.values()
-            if e.status in LIVE and days_since(e.last_hit_at, now) <= expiry
-        ]
+    def live(self, task_type: str | None = None, triggers: Collection[str] | None = None) -> list[Experience]:
+        """Active or on probation, and not past expiry: what retrieval may return, even before a sweep.
+        Of ``task_type`` with a trigger among ``triggers``, read from the filing; of every type, a scan."""
+        every = task_type is None and triggers is None
+        lessons = self.experiences.values() if every else self.filing.of(self.experiences, self.changes,
+                                                                         task_type, triggers)  # fmt: skip
+        return live_in_date(lessons, self.clock(), self.config.expire_after_days)

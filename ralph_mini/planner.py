@@ -70,7 +70,7 @@ def plan(
     trigger holds for every task, then ``ranked`` (a retriever's order) restricted to that type; only
     lessons naming tools in ``offered``."""
     kind = task.task_type
-    always = [e for e in memory.live() if e.trigger == "any" and applicable(e, kind, offered)]
+    always = [e for e in memory.live(kind, ["any"]) if applicable(e, kind, offered)]
     always.sort(key=lambda e: (-memory.weight(e), e.rule))
     mine = [e for e in ranked if applicable(e, kind, offered)]
     return list({e.id: e for e in [*always, *mine]}.values())
