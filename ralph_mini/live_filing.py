@@ -23,6 +23,7 @@ one that is not filed (``memory.experiences[key] = other``, which no field set r
 import heapq
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from itertools import chain, islice
 
 from ralph_mini.experience import LIVE, Experience, LessonChanges, days_since
@@ -44,23 +45,24 @@ class LiveFiling:
         self.by_type: dict[str, dict[str, dict[int, None]]] = {}  # task type -> trigger -> slots
         self.by_trigger: dict[str, dict[str, None]] = {}  # trigger -> the task types filed under it
         self.hits: list[tuple[float, int, str]] = []  # heap: (last hit in µs, slot, last_hit_at as filed)
+        self.stamps: dict[int, str] = {}  # slot -> the last hit of its newest heap entry
 
     def of(self, lessons: Mapping[str, Experience], ledger: LessonChanges, task_type: str | None = None,
            triggers: Iterable[str] | None = None) -> list[Experience]:  # fmt: skip
         """The filed lessons of ``task_type`` (None: every type) whose trigger is among ``triggers``
         (None: any trigger; then a task type is needed), in memory's order."""
         self.follow(lessons, ledger)
-        wanted = list(dict.fromkeys(triggers or ()))  # each trigger once: a slot is on one shelf only
         if task_type is not None:
-            shelves = self.by_type.get(task_type, {})
-            found = [shelves[t] for t in (shelves if triggers is None else wanted) if t in shelves]
+            shelf = self.by_type.get(task_type, {})
+            found = shelf.values() if triggers is None else [shelf[t] for t in once(triggers) if t in shelf]
         else:
-            found = [self.by_type[k][t] for t in wanted for k in self.by_trigger.get(t, ())]
+            found = [self.by_type[k][t] for t in once(triggers or ()) for k in self.by_trigger.get(t, ())]
         slots = sorted(chain.from_iterable(found))
-        if any(lessons.get(self.keys[s]) is not self.lessons[s] for s in slots):  # one swapped by hand
+        keys, filed = self.keys, [self.lessons[s] for s in slots]
+        if any([lessons.get(keys[s]) is not e for s, e in zip(slots, filed, strict=True)]):  # swapped by hand
             self.refile(lessons, ledger)
             return self.of(lessons, ledger, task_type, triggers)
-        return [self.lessons[s] for s in slots]
+        return filed
 
     def expired(self, lessons: Mapping[str, Experience], ledger: LessonChanges, now: datetime,
                 expire_after_days: float) -> list[Experience]:  # fmt: skip
@@ -81,6 +83,9 @@ class LiveFiling:
 
     def follow(self, lessons: Mapping[str, Experience], ledger: LessonChanges) -> None:
         """File what changed since the last read: appended lessons, and those the ledger names."""
+        if ledger.count == self.read_upto and ledger is self.ledger and lessons is self.source:
+            if len(lessons) == len(self.keys):  # nothing changed: the common case, so it is checked first
+                return None
         if lessons is not self.source or ledger is not self.ledger or len(lessons) < len(self.keys):
             return self.refile(lessons, ledger)
         if len(lessons) > len(self.keys):  # (islice walks the known keys too: only when there are new)
@@ -108,24 +113,39 @@ class LiveFiling:
         self.file(len(self.keys) - 1)
 
     def file(self, slot: int) -> None:
-        """Take the lesson off its shelf, and file it again where it belongs now (if it is live)."""
-        lesson, old = self.lessons[slot], self.place.pop(slot, None)
-        if old:
-            self.by_type[old[0]][old[1]].pop(slot, None)
-        if lesson.status in LIVE:
-            task_type, trigger = self.place[slot] = lesson.task_type, lesson.trigger
-            self.by_type.setdefault(task_type, {}).setdefault(trigger, {})[slot] = None
-            self.by_trigger.setdefault(trigger, {})[task_type] = None
+        """File the lesson where it belongs now: off its old shelf, onto its new one if it is live, and its
+        last hit on the heap if that moved (an entry left behind is dropped when it comes up)."""
+        lesson, old = self.lessons[slot], self.place.get(slot)
+        new = (lesson.task_type, lesson.trigger) if lesson.status in LIVE else None
+        if old != new:
+            if old:
+                del self.by_type[old[0]][old[1]][slot], self.place[slot]
+            if new:
+                self.place[slot] = new
+                self.by_type.setdefault(new[0], {}).setdefault(new[1], {})[slot] = None
+                self.by_trigger.setdefault(new[1], {})[new[0]] = None
+        if new and (old is None or self.stamps.get(slot) != lesson.last_hit_at):
+            self.stamps[slot] = lesson.last_hit_at
             heapq.heappush(self.hits, self.hit(slot))
 
     def hit(self, slot: int) -> tuple[float, int, str]:
         """A heap entry: the lesson's last hit in µs; one that does not read as a time comes first, so
         ``expired`` reads it at once (and ``days_since`` says what is wrong with it)."""
         stamp = self.lessons[slot].last_hit_at
-        try:
-            return micros(datetime.fromisoformat(stamp)), slot, stamp
-        except (TypeError, ValueError):
-            return float("-inf"), slot, stamp
+        return stamp_micros(stamp) if isinstance(stamp, str) else float("-inf"), slot, stamp
+
+
+def once(triggers: Iterable[str]) -> Iterable[str]:
+    """Each trigger once (a set already is): a lesson is on one shelf, and must be read once."""
+    return triggers if isinstance(triggers, set | frozenset) else dict.fromkeys(triggers)
+
+
+@lru_cache(maxsize=1024)  # a task stamps every lesson it used with one time: it is read once
+def stamp_micros(stamp: str) -> float:
+    try:
+        return micros(datetime.fromisoformat(stamp))
+    except ValueError:
+        return float("-inf")
 
 
 def micros(moment: datetime) -> int:
