@@ -234,8 +234,10 @@ def is_json(text: str) -> bool:
 # --- two writers at once -------------------------------------------------------------------------
 
 
-def adder(who: str, path: str, safe: bool) -> Callable[[int], None]:
-    """Add ADDS distinct experiences, one write each, either with update() or with load ... save."""
+def adder(who: str, path: str, safe: bool, both_loaded=None) -> Callable[[int], None]:
+    """Add ADDS distinct experiences, one write each, either with update() or with load ... save. With
+    ``both_loaded`` (a barrier), each load ... save waits there for the other writer's load: the two
+    kernels' copies overlap every time, as two tasks of seconds do, so the contrast cannot pass by luck."""
     store, clock = MemoryFile(path), FakeClock()
 
     def add(i: int) -> None:
@@ -245,7 +247,7 @@ def adder(who: str, path: str, safe: bool) -> Callable[[int], None]:
         else:
             memory = store.load(clock)
             memory.propose(text, task_id=who, run_id="R1", task_type=TYPE)
-            time.sleep(0.002)  # the kernel works with its copy (in a notebook: a whole task, seconds)
+            both_loaded.wait(timeout=30)  # the kernel works with its copy (in a notebook: a whole task)
             store.save(memory)
 
     return add
@@ -253,7 +255,8 @@ def adder(who: str, path: str, safe: bool) -> Callable[[int], None]:
 
 def two_writers(tmp_path: Path, processes, safe: bool) -> list[str]:
     path = tmp_path / "memory.json"
-    run_two_writers(processes, tmp_path, adder, str(path), safe)
+    both_loaded = None if safe else processes.Barrier(2)  # (update() holds the lock: it cannot wait)
+    run_two_writers(processes, tmp_path, adder, str(path), safe, both_loaded)
     return rules_in(path)
 
 
