@@ -28,7 +28,6 @@ from ralph_mini.memory import NO_DECAY, Experience, Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.planner import PastTasks
 from ralph_mini.react import run_react
-from ralph_mini.retrieval import Retriever, make_planner
 from ralph_mini.workers import in_workers
 from ralph_mini.world import TIME_FORMAT, Task
 from ralph_mini.worlds.shop.scenarios import SCENARIOS, WORDINGS, Scenario, build, seed_memory
@@ -94,6 +93,8 @@ def arm_planner(arm: Arm, memory: Memory) -> Callable | None:
     if arm.planner == "tags":
         return None
     if arm.planner in ("vector", "keyword"):
+        from ralph_mini.retrieval import Retriever, make_planner  # numpy and faiss: only for these arms
+
         retriever = Retriever(memory, mode="hybrid" if arm.planner == "vector" else "keyword")
         return make_planner(retriever, loop.context_tokens, loop.injection_budget, loop.top_k)
     if arm.planner == "all":

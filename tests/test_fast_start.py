@@ -57,6 +57,13 @@ def test_notebook_01s_first_cell_loads_nothing_heavy():
     assert loaded_after(first) == []
 
 
+def test_the_bench_command_loads_numpy_only_for_an_arm_that_searches_vectors():
+    """``python -m ralph_mini bench --tasks 20`` (notebook 07 starts it four times) searches no vectors."""
+    probe = "import sys, ralph_mini.__main__, ralph_mini.bench\nprint('numpy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
+
+
 def test_the_learning_curve_does_not_load_the_memory():
     """``bench`` draws its curve from the command line: matplotlib, not the memory."""
     assert loaded_after("from ralph_mini.widgets.plots import plot_learning_curve") == ["matplotlib"]
