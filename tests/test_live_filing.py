@@ -78,8 +78,12 @@ def agrees_with_a_scan(memory: Memory, rng: random.Random) -> None:
         triggers = rng.sample(TRIGGERS, 2)
         assert memory.live(task_type, triggers) == scanned_live(memory, task_type, triggers)
         filed = memory.filing.of(memory.experiences, memory.changes, task_type)
-        assert filed == [e for e in memory.experiences.values() if e.status in LIVE and e.task_type == task_type]
-    expected = scanned_sweep(copy.deepcopy(memory.experiences), memory.clock(), memory.config.expire_after_days)
+        assert filed == [
+            e for e in memory.experiences.values() if e.status in LIVE and e.task_type == task_type
+        ]
+    expected = scanned_sweep(
+        copy.deepcopy(memory.experiences), memory.clock(), memory.config.expire_after_days
+    )
     assert [e.id for e in memory.sweep()] == expected
     assert all(memory.experiences[i].status == "expired" for i in expected)
 
@@ -149,9 +153,16 @@ def test_sweep_flags_in_memorys_order_and_once(monkeypatch):
     clock = FakeClock()
     old = [
         Experience(
-            id=f"{n:012x}", rule="when any task: start with tool_1", task_type="status", trigger="any",
-            tools=[], result="", failure_reason="", created_at="2025-01-01T00:00",
-            last_hit_at=f"2025-01-{10 - n:02d}T00:00", status="active",
+            id=f"{n:012x}",
+            rule="when any task: start with tool_1",
+            task_type="status",
+            trigger="any",
+            tools=[],
+            result="",
+            failure_reason="",
+            created_at="2025-01-01T00:00",
+            last_hit_at=f"2025-01-{10 - n:02d}T00:00",
+            status="active",
         )  # fmt: skip
         for n in range(5)
     ]
@@ -174,5 +185,7 @@ def test_a_live_lesson_swapped_in_under_its_key_is_the_one_read():
     )  # fmt: skip
     memory = Memory(clock, MemoryConfig(), [first])
     assert memory.retrieve({"any"}, 3) == [first]
-    swapped = memory.experiences[first.id] = dataclasses.replace(first, rule="when any task: start with tool_2")
+    swapped = memory.experiences[first.id] = dataclasses.replace(
+        first, rule="when any task: start with tool_2"
+    )
     assert memory.retrieve({"any"}, 3, task_type="status")[0] is swapped
