@@ -10,9 +10,12 @@ and ages, task types, and a failure note drawn from a 3,000-word vocabulary), th
 
 - build: seconds from an empty ``Retriever`` to its first answer (tokenise, embed and index every
   lesson once);
-- search: median milliseconds per ``Retriever.search(query, k=3)`` (hybrid mode, the kit's default);
+- first pass: median milliseconds per ``Retriever.search(query, k=3)`` (hybrid mode, the kit's default)
+  over the first pass of the queries, where each candidate lesson is weighed for the first time and its
+  rule's instance check runs (once per lesson: ``Experience.names_an_instance``), as after a load;
+- search: the same over the later passes (all passes with ``--repeats 1``);
 - raw faiss: median milliseconds per ``IndexFlatIP.search`` of the same query vector over the same
-  vectors, asking for the 2 x 10 candidates the retriever asks for;
+  vectors, asking for the 2 x 10 candidates the retriever asks for, over the same passes as search;
 - the ratio search / raw faiss (the target is <= 2).
 
 Lessons not live (candidates, removed, expired) are not re-read by a search unless memory's ledger of
@@ -113,7 +116,13 @@ def measure(n: int, repeats: int, not_live: float, threads: int = 1, changed: in
             raw.append(timed(lambda v: flat.search(v[None, :], k), vector))
             memory.record_hits(rng.sample(lessons, changed))
             ours.append(timed(lambda q: retriever.search(q, k=3), query))
-    return {"build s": build, "search ms": 1000 * median(ours), "raw faiss ms": 1000 * median(raw)}
+    later = slice(len(queries), None) if repeats > 1 else slice(None)  # the first pass apart
+    return {
+        "build s": build,
+        "first pass ms": 1000 * median(ours[: len(queries)]),
+        "search ms": 1000 * median(ours[later]),
+        "raw faiss ms": 1000 * median(raw[later]),
+    }
 
 
 def thread_sweep(sizes: list[int], repeats: int) -> None:
@@ -159,12 +168,13 @@ def main() -> None:
     faiss.omp_set_num_threads(args.threads)
     print(f"faiss {faiss.__version__} on {args.threads} thread(s), {datetime.now():%Y-%m-%d %H:%M}", end="")
     print(f", {args.not_live:.0%} of lessons not live, {args.changed} hit before each search")
-    print(f"{'lessons':>8} {'build s':>8} {'search ms':>10} {'raw faiss ms':>13} {'search / faiss':>15}")
+    heads = [("lessons", 8), ("build s", 8), ("first pass ms", 14), ("search ms", 10), ("raw faiss ms", 13)]
+    print(" ".join(f"{head:>{width}}" for head, width in [*heads, ("search / faiss", 15)]))
     for n in args.sizes:
         row = measure(n, args.repeats, args.not_live, args.threads, args.changed)
         ratio = row["search ms"] / row["raw faiss ms"]
-        times = f"{row['build s']:>8.2f} {row['search ms']:>10.2f} {row['raw faiss ms']:>13.2f}"
-        print(f"{n:>8} {times} {ratio:>14.2f}x")
+        times = f"{row['build s']:>8.2f} {row['first pass ms']:>14.2f} {row['search ms']:>10.2f}"
+        print(f"{n:>8} {times} {row['raw faiss ms']:>13.2f} {ratio:>14.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@
   first goes live; a search re-reads only the lessons whose status or last hit was set since the last
   one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
   that died by the clock while indexed is caught when it turns up as a candidate. A search costs
-  1.1-1.7x the raw faiss search under it at 10k-100k lessons, and 2.0-2.2x at 10k with half not live
-  (2.02-2.22x over six runs on 2026-12-05), where faiss has only 5k to scan and the per-search work
+  1.1-1.7x the raw faiss search under it at 10k-100k lessons, and 1.9-2.3x at 10k with half not live
+  (1.88-2.29x over four runs on 2026-12-05), where faiss has only 5k to scan and the per-search work
   (the query's embedding, its words, exact re-scoring, each candidate's weight) is as long as faiss,
   slowed by the caches faiss's scan has just swept (``benchmarks/retrieval_speed.py``); with the
   results of a full sync before each search.
