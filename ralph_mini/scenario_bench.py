@@ -11,8 +11,7 @@ many of the window's tasks came before the first one from which every task is co
 oracle's calls ("never" if the window's last task is not). The rephrased scenario asks the same 15
 requests in three wordings: ``paired_rows`` compares them (target: held-out within 5%, same correctness).
 pass^k (tau-bench): per task C(c, k) / C(n, k) for c correct of n = k model seeds, averaged over tasks:
-the chance that all k succeed. Left out on purpose: confidence intervals (runs are deterministic per
-seed; pass^k is the spread).
+the chance that all k succeed. Left out on purpose: confidence intervals (pass^k over seeds is the spread).
 """
 
 import random
@@ -278,8 +277,11 @@ def main(scenario: str, argv: Sequence[str] = ()) -> int:
     parser.add_argument("--windows", action="store_true", help="also print every arm's window rows")
     args = parser.parse_args(list(argv))
     names = list(SCENARIOS) if scenario == "all" else [scenario]
-    for name in names:
-        build(name)  # an unknown name fails here, before any work
+    if scenario != "all":  # (every name in SCENARIOS is known)
+        try:
+            build(scenario)  # an unknown name fails here, before any work, naming the ones to choose
+        except ValueError as err:
+            parser.error(str(err))
     started = time.perf_counter()
     runs, seeds = run_grid(names, ARMS, args.k, args.jobs, job=summary_job)
     for name in names:

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from ralph_mini.__main__ import main
 
 
@@ -37,3 +39,13 @@ def test_jobs_reaches_the_scenario_bench(monkeypatch):
     monkeypatch.setattr(scenario_bench, "main", lambda name, argv: seen.append((name, list(argv))) or 0)
     assert bench.main(["--scenario", "static", "--k", "2", "--jobs", "1"]) == 0
     assert seen == [("static", ["--k", "2", "--jobs", "1"])]
+
+
+def test_an_unknown_scenario_is_a_usage_error_naming_the_scenarios(capsys):
+    from ralph_mini import bench
+
+    with pytest.raises(SystemExit) as stopped:
+        bench.main(["--scenario", "drfit"])
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err
+    assert "error: unknown scenario 'drfit': use one of static, drift," in said and "Traceback" not in said
