@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ralph_mini.backends import model_from_env
+from ralph_mini.measure import at_least_one
 from ralph_mini.react import run_react
 from ralph_mini.world import grade
 from ralph_mini.worlds import orders
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ralph_mini", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     demo_cmd = commands.add_parser("demo", help="run bare ReAct on a few tasks and print the traces")
-    demo_cmd.add_argument("--tasks", type=int, default=4, help="how many tasks (default 4)")
+    demo_cmd.add_argument("--tasks", type=at_least_one, default=4, help="how many tasks (default 4)")
     demo_cmd.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
     demo_cmd.add_argument("--core-only", action="store_true", help="show only the 3 core tools")
     commands.add_parser("bench", help="bare ReAct vs the Ralph Loop side by side (--help for options)",

@@ -86,7 +86,7 @@ def main(grid: str, jobs: int = 2) -> int:
     from ralph_mini.measure import format_table
 
     suites, _, models = grid.partition("x")
-    if not (suites.isdigit() and models.isdigit()):
+    if not (suites.isdigit() and models.isdigit() and int(suites) and int(models)):
         raise SystemExit(f"--ablation-grid {grid!r}: write suite seeds x model seeds, e.g. 6x4")
     started = time.perf_counter()
     runs = run_grid(range(7, 7 + int(suites)), range(int(models)), jobs=jobs)

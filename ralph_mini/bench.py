@@ -18,7 +18,7 @@ from ralph_mini.adherence import adherence_of_runs, follow_rates
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
-from ralph_mini.measure import RunRecord, format_table, record, run_suite, windows
+from ralph_mini.measure import RunRecord, at_least_one, format_table, record, run_suite, windows
 from ralph_mini.memory import NO_DECAY, Memory, MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.offline import OfflineModel
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import time
 
     parser = argparse.ArgumentParser(prog="python -m ralph_mini bench", description=main.__doc__)
-    parser.add_argument("--tasks", type=int, default=50, help="suite size (default 50)")
+    parser.add_argument("--tasks", type=at_least_one, default=50, help="suite size (default 50)")
     parser.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
     env_help = "offline model (default) or model_from_env() (RALPH_MODEL, OPENAI_BASE_URL)"
     parser.add_argument("--model", choices=["offline", "env"], default="offline", help=env_help)
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ablation_help = "every mechanism against the full loop, per (seed pair, kind) cell of the static suite"
     parser.add_argument("--ablation-grid", metavar="SxM", help=ablation_help + ", e.g. 6x4")
     parser.add_argument(
-        "--jobs", type=int, default=2, help="worker processes for --ablation-grid and --scenario (default 2)"
+        "--jobs", type=at_least_one, default=2, help="workers for --ablation-grid and --scenario (default 2)"
     )
     enforce_help = "lessons in the prompt, as guards, or both, on notebook 09's scenarios: all or NAME[,NAME]"
     parser.add_argument("--enforce", metavar="SCENARIOS", help=enforce_help)

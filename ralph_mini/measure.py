@@ -11,6 +11,7 @@ of memory or retrieval, so notebook 01 loads neither faiss nor the Ralph Loop.
 Left out on purpose: statistics beyond means (the suite is deterministic, so there is no noise to test).
 """
 
+from argparse import ArgumentTypeError
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -124,3 +125,11 @@ def format_table(rows: Sequence[dict]) -> str:
     lines = ["  ".join(str(k).rjust(w) for k, w in zip(keys, widths, strict=True))]
     lines += ["  ".join(str(r[k]).rjust(w) for k, w in zip(keys, widths, strict=True)) for r in rows]
     return "\n".join(lines)
+
+
+def at_least_one(text: str) -> int:
+    """A command's count (tasks, seeds, passes, workers) as ``argparse`` reads it: a whole number of at
+    least 1, or a usage error saying so (0 ran nothing; a negative count sliced the suite from its end)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ArgumentTypeError(f"{text!r}: write a whole number of at least 1")
+    return int(text)

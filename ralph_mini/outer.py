@@ -31,6 +31,7 @@ from pathlib import Path
 from ralph_mini.bench import RALPH, Agent, arm_planner
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import TaskResult, run_loop
+from ralph_mini.measure import at_least_one
 from ralph_mini.memory import Memory
 from ralph_mini.model import ChatModel
 from ralph_mini.outer_files import read_notes, read_task_file, write_notes, write_task_file
@@ -218,13 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ralph_mini.worlds import orders
 
     parser = argparse.ArgumentParser(prog="python -m ralph_mini outer", description=main.__doc__)
-    parser.add_argument("--tasks", type=int, default=12, help="the first N tasks of the suite (default 12)")
+    parser.add_argument("--tasks", type=at_least_one, default=12, help="the first N tasks (default 12)")
     parser.add_argument("--per-kind", type=int, default=0, help="instead, the first K tasks of each kind")
     parser.add_argument("--kind", default="", help="only tasks of this kind, e.g. pending_stale")
     parser.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
     parser.add_argument("--model-seed", type=int, default=0, help="offline model seed (default 0)")
     parser.add_argument("--withhold", action="append", default=[], help="a tool the agent does not get")
-    parser.add_argument("--max-passes", type=int, default=OuterConfig.max_passes, help="the cap (default 5)")
+    passes = OuterConfig.max_passes
+    parser.add_argument("--max-passes", type=at_least_one, default=passes, help="the cap (default 5)")
     parser.add_argument("--max-tokens", type=int, default=OuterConfig.max_tokens, help="token budget")
     parser.add_argument("--max-virtual-s", type=float, default=OuterConfig.max_virtual_s, help="time budget")
     parser.add_argument("--keep-going", action="store_true", help="switch the no-progress stop off")

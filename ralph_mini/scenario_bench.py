@@ -22,7 +22,7 @@ from math import comb
 from ralph_mini.adherence import adherence_of_runs, follow_rate
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, run_task
-from ralph_mini.measure import RunRecord, format_table, record, summarize
+from ralph_mini.measure import RunRecord, at_least_one, format_table, record, summarize
 from ralph_mini.memory import NO_DECAY, Experience, Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.planner import PastTasks
@@ -272,8 +272,8 @@ def main(scenario: str, argv: Sequence[str] = ()) -> int:
 
     prog = "python -m ralph_mini bench --scenario NAME"
     parser = argparse.ArgumentParser(prog=prog, description=main.__doc__)
-    parser.add_argument("--k", type=int, default=4, help="model seeds for pass^k (default 4)")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--k", type=at_least_one, default=4, help="model seeds for pass^k (default 4)")
+    parser.add_argument("--jobs", type=at_least_one, default=2, help="worker processes (default 2)")
     parser.add_argument("--windows", action="store_true", help="also print every arm's window rows")
     args = parser.parse_args(list(argv))
     names = list(SCENARIOS) if scenario == "all" else [scenario]

@@ -49,3 +49,30 @@ def test_an_unknown_scenario_is_a_usage_error_naming_the_scenarios(capsys):
     assert stopped.value.code == 2
     said = capsys.readouterr().err
     assert "error: unknown scenario 'drfit': use one of static, drift," in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "--tasks", "0"],
+        ["bench", "--tasks", "-3"],  # it sliced the suite from its end
+        ["bench", "--scenario", "static", "--k", "0"],
+        ["bench", "--scenario", "static", "--jobs", "0"],  # it divided by zero
+        ["outer", "--tasks", "-2"],
+        ["outer", "--max-passes", "0"],  # a ValueError's traceback
+        ["demo", "--tasks", "0"],
+    ],
+)
+def test_a_count_below_one_is_a_usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err
+    assert "write a whole number of at least 1" in said and "Traceback" not in said
+
+
+def test_an_ablation_grid_of_no_seeds_is_refused():
+    from ralph_mini import bench
+
+    with pytest.raises(SystemExit, match="write suite seeds x model seeds"):
+        bench.main(["--ablation-grid", "0x2"])
