@@ -24,6 +24,7 @@ from statistics import median
 
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import run_loop
+from ralph_mini.measure import at_least_one
 from ralph_mini.memory import Memory
 from ralph_mini.offline import OfflineModel
 from ralph_mini.retrieval import Retriever, make_planner
@@ -57,7 +58,7 @@ def task_times(n: int, seed: int = 7, retriever: bool = False, profile: cProfile
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, nargs="+", default=[1_000, 10_000], help="run lengths")
+    parser.add_argument("--tasks", type=at_least_one, nargs="+", default=[1_000, 10_000], help="run lengths")
     parser.add_argument("--seed", type=int, default=7, help="suite seed")
     parser.add_argument("--retriever", action="store_true", help="plan with the hybrid retriever (faiss)")
     parser.add_argument("--profile", action="store_true", help="profile another run (last 10%%)")

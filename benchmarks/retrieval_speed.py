@@ -48,6 +48,7 @@ import faiss
 
 from ralph_mini.clock import FakeClock
 from ralph_mini.embed import HashingEmbedder
+from ralph_mini.measure import at_least_one
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.retrieval import Retriever, VectorIndex
 
@@ -151,18 +152,31 @@ def thread_sweep(sizes: list[int], repeats: int) -> None:
         print(f"{n:>8} {one:>9.3f} {two:>10.3f} {two / one:>6.2f}x")
 
 
+def share(text: str) -> float:
+    """A share of the lessons, from 0 to under 1 (all of them not live would leave nothing to search)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: write a share from 0 to under 1, e.g. 0.5")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--threads", type=int, default=1, help="faiss threads, the same for both searches")
-    parser.add_argument("--repeats", type=int, default=3, help="passes over the 60 queries")
+    parser.add_argument("--sizes", type=at_least_one, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--threads", type=at_least_one, default=1, help="faiss threads, the same for both")
+    parser.add_argument("--repeats", type=at_least_one, default=3, help="passes over the 60 queries")
     parser.add_argument(
-        "--not-live", type=float, default=0.0, help="share of lessons left as candidates (never live)"
+        "--not-live", type=share, default=0.0, help="share of lessons left as candidates (never live)"
     )
     parser.add_argument("--changed", type=int, default=0, help="lessons hit before each search")
-    parser.add_argument("--thread-sweep", type=int, nargs="+", metavar="SIZE",
+    parser.add_argument("--thread-sweep", type=at_least_one, nargs="+", metavar="SIZE",
                         help="instead: 1 against 2 faiss threads per search, at these sizes")  # fmt: skip
     args = parser.parse_args()
+    if not 0 <= args.changed <= min(args.sizes):
+        parser.error(f"--changed {args.changed}: write a number of lessons from 0 to the smallest size")
     if args.thread_sweep:
         return thread_sweep(args.thread_sweep, args.repeats)
     faiss.omp_set_num_threads(args.threads)

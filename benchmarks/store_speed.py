@@ -38,6 +38,7 @@ from pathlib import Path
 from ralph_mini.clock import FakeClock
 from ralph_mini.experience import lesson_key
 from ralph_mini.loop import run_task
+from ralph_mini.measure import at_least_one
 from ralph_mini.memory import Experience, Memory
 from ralph_mini.memory_file import MemoryFile
 from ralph_mini.offline import OfflineModel
@@ -172,10 +173,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1_000, 10_000, 100_000],
+    parser.add_argument("--sizes", type=at_least_one, nargs="+", default=[100, 1_000, 10_000, 100_000],
                         help="memory sizes in lessons (default 100 1000 10000 100000)")  # fmt: skip
     parser.add_argument("--files", action="store_true", help="also the JSON file against the store")
-    parser.add_argument("--file-sizes", type=int, nargs="+", default=[10, 100, 1_000, 10_000],
+    parser.add_argument("--file-sizes", type=at_least_one, nargs="+", default=[10, 100, 1_000, 10_000],
                         help="sizes for --files (default 10 100 1000 10000)")  # fmt: skip
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(dir=".") as directory:

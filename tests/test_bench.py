@@ -83,3 +83,23 @@ def test_cli_model_env_without_a_model_set_acts_offline_with_the_worlds_habits(c
         monkeypatch.delenv(name, raising=False)
     assert main(["--tasks", "2", "--model", "env", "--plot", str(tmp_path / "curve.png")]) == 0
     assert "world orders, model OfflineModel(seed=0), 2 tasks" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "script, argv",
+    [
+        ("store_speed.py", ["--sizes", "0"]),  # an IndexError's traceback before
+        ("retrieval_speed.py", ["--repeats", "0"]),  # no median for empty data
+        ("retrieval_speed.py", ["--not-live", "1"]),  # nothing left to search
+        ("retrieval_speed.py", ["--sizes", "100", "--changed", "200"]),  # more than there are
+        ("history_cost.py", ["--tasks", "0"]),
+    ],
+)
+def test_a_benchmark_script_refuses_what_it_cannot_measure_with_a_usage_error(script, argv):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / script
+    done = subprocess.run([sys.executable, str(path), *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "error: " in done.stderr and "Traceback" not in done.stderr
