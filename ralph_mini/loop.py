@@ -209,11 +209,11 @@ def execute(task: Task, model: ChatModel, tools: Sequence[Tool], planned: list[E
     ``bound``: ``guards.binding``'s arguments. Returns the trace and the experiences behind the lessons
     added mid-run."""
     exclude, offered = [e.id for e in planned], [t.name for t in tools]
+    kind = task.task_type if config.per_task_type else None  # the lessons of its type only, or all
     found_mid_run: dict[str, Experience] = {}
 
     def more_lessons(step: Step) -> list[str]:
         tags = step_tags(step, words, task.now)
-        kind = task.task_type if config.per_task_type else None
         found = memory.retrieve(tags, len(memory.experiences), exclude=exclude, task_type=kind)
         found = planner.held_first(found, tags)
         if config.per_task_type:
