@@ -197,23 +197,30 @@ def _parse(text: str) -> Rule | None:
 
 def quarantine(experience: Experience) -> bool:
     """Quarantine a lesson that does not parse (from an older version, a hand edit, a real model's
-    reflection): kept, never retrieved, with the reason. True when it was quarantined."""
+    reflection), or whose last hit does not read as a time (a hand-edited file): kept, never retrieved,
+    with the reason. True when it was quarantined."""
     if experience.status == "quarantined":
         return True
-    if experience.parsed is not None:  # parsed once, and kept for memory (the parse error needs no cache)
-        return False
+    why = unusable(experience)
+    if why:
+        experience.status, experience.status_reason = "quarantined", why
+    return bool(why)
+
+
+def unusable(experience: Experience) -> str:
+    """Why memory cannot weigh a lesson, or '' if it can (the parse is kept; its error needs no cache)."""
+    if experience.parsed is None:
+        try:
+            parse_rule(experience.rule)
+        except RuleSyntaxError as err:
+            return f"does not parse: {err}"
+        except (TypeError, AttributeError):
+            return f"the rule is not text: {experience.rule!r}"
     try:
-        parse_rule(experience.rule)
-    except RuleSyntaxError as err:
-        experience.status, experience.status_reason = "quarantined", f"does not parse: {err}"
-        return True
-    except (TypeError, AttributeError):
-        experience.status, experience.status_reason = (
-            "quarantined",
-            f"the rule is not text: {experience.rule!r}",
-        )
-        return True
-    return False
+        datetime.fromisoformat(experience.last_hit_at)
+    except (TypeError, ValueError):
+        return f"its last hit {experience.last_hit_at!r} is not a time: write it as 2025-03-10T12:00"
+    return ""
 
 
 def lesson_key(task_type: str, rule: Rule) -> str:

@@ -25,8 +25,8 @@ for an ordinary task, made the agent worse. So every write passes guards, and ev
   an opposite action, a wider rule it is a counterexample to, or the same rule with another threshold:
   ``rule_forms.contradiction``); so does a world that stops offering the tool a rule sends the agent to
   (``valid_from`` / ``invalid_from``, as Zep does). A rule on probation contradicts nothing;
-- **quarantine**: a lesson that does not parse (an older version's, a hand edit, a real model's) is
-  kept with the reason and never retrieved, checked on load: memory never crashes on what it holds;
+- **quarantine** (on load): a lesson that does not parse (an older version's, a real model's) or whose
+  last hit is not a time (a hand edit) is kept with its reason, never retrieved: memory never crashes;
 - **decay and expiry**: weight = confidence x 0.5 ** (days since last hit / half-life), halved again
   once stale (not hit for two weeks), and *expired* past ``expire_after_days``.
 

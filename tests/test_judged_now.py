@@ -360,6 +360,26 @@ def test_a_store_with_a_rule_that_does_not_parse_loads_and_keeps_it_quarantined(
     assert again.status == "quarantined" and again.status_reason.startswith("does not parse")
 
 
+@pytest.mark.parametrize("stamp", ["yesterday", "2025-13-40T12:00", "10/03/2025", "", None])
+def test_a_lesson_whose_last_hit_is_not_a_time_is_quarantined_on_load_from_a_file_or_a_store(stamp, tmp_path):
+    """A hand-edited row: every weight, retrieval and sweep read the last hit, and raised on it."""
+    bad = dataclasses.replace(lesson(SKIP_DB), last_hit_at=stamp)
+    good = lesson("when any task: start with query_local_cache", key="0000000000a1")
+    path = tmp_path / "memory.json"
+    rows = [dataclasses.asdict(good), dataclasses.asdict(bad)]
+    path.write_text(json.dumps({"format": "ralph_mini.memory", "version": 1, "experiences": rows}))
+    store = Store(tmp_path / "state.sqlite")
+    store.save_lessons([good, bad])
+    for memory in (MemoryFile(path).load(FakeClock()), store.load_memory(FakeClock())):
+        held = memory.experiences["0000000000b1"]
+        assert memory.quarantined == [held] and held.status == "quarantined"
+        assert held.status_reason == f"its last hit {stamp!r} is not a time: write it as 2025-03-10T12:00"
+        assert memory.retrieve({"any"}, 10) == [memory.experiences["0000000000a1"]]
+        assert memory.sweep() == [] and memory.weight(held) == 0.0
+        run_task(SUITE.tasks[0], offline(), TOOLS, memory, [], words=orders.WORDS)  # a task runs past it
+    store.close()
+
+
 REAL_MODEL_REPLY = """EFFECTIVE STEPS:
 - query_local_cache gave the status field
 INEFFECTIVE STEPS:
