@@ -83,16 +83,16 @@ def main(grid: str, jobs: int = 2) -> int:
     """``python -m ralph_mini bench --ablation-grid SxM``: print the cells the full loop loses, and totals."""
     import time
 
-    from ralph_mini.measure import format_table
+    from ralph_mini.measure import format_table, seed_ranges
 
-    suites, _, models = grid.partition("x")
-    if not (suites.isdigit() and models.isdigit() and int(suites) and int(models)):
+    seeds = seed_ranges(grid)
+    if seeds is None:
         raise SystemExit(f"--ablation-grid {grid!r}: write suite seeds x model seeds, e.g. 6x4")
     started = time.perf_counter()
-    runs = run_grid(range(7, 7 + int(suites)), range(int(models)), jobs=jobs)
+    runs = run_grid(*seeds, jobs=jobs)
     judged = verdicts(cells(runs))
     lost = [row for row in judged if row["beaten by"] != "-"]
-    pairs = int(suites) * int(models)
+    pairs = len(seeds[0]) * len(seeds[1])
     print(
         f"{pairs} seed pairs, {len(judged)} (seed pair, kind) cells of tasks 21-50; "
         f"the full loop loses {len(lost)}"

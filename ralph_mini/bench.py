@@ -18,7 +18,7 @@ from ralph_mini.adherence import adherence_of_runs, follow_rates
 from ralph_mini.backends import model_from_env
 from ralph_mini.clock import FakeClock
 from ralph_mini.loop import LoopConfig, TaskResult, resume_point, run_loop
-from ralph_mini.measure import RunRecord, at_least_one, format_table, record, run_suite, windows
+from ralph_mini.measure import RunRecord, at_least_one, format_table, record, run_suite, seed_ranges, windows
 from ralph_mini.memory import NO_DECAY, Memory, MemoryConfig
 from ralph_mini.model import ChatModel
 from ralph_mini.offline import OfflineModel
@@ -143,7 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     world = import_module(WORLDS[args.world])
     if args.grid:
-        suite_seeds, model_seeds = parse_grid(args.grid, parser)
+        seeds = seed_ranges(args.grid)
+        if seeds is None:
+            parser.error(f"--grid {args.grid!r}: write suite seeds x model seeds, e.g. 4x2")
+        suite_seeds, model_seeds = seeds
         print(format_table(seed_grid(world, args.tasks, suite_seeds, model_seeds)))
         print(f"\ntook {time.perf_counter() - started:.1f} s")
         return 0
@@ -195,14 +198,6 @@ def follow_table(results: Sequence[TaskResult], tools: Sequence[Tool], words: Wo
     """The follow rate of the loop's lessons per rule form: the offline model obeys what it reads (100%
     unless two lessons disagree); a real model's rate is a measurement."""
     return follow_rates(adherence_of_runs(((r.trace, r.injected) for r in results), words, tools))
-
-
-def parse_grid(text: str, parser) -> tuple[range, range]:
-    """'4x2' -> suite seeds 7, 8, 9, 10 and model seeds 0, 1."""
-    suites, _, models = text.partition("x")
-    if not (suites.isdigit() and models.isdigit() and int(suites) and int(models)):
-        parser.error(f"--grid {text!r}: write suite seeds x model seeds, e.g. 4x2")
-    return range(7, 7 + int(suites)), range(int(models))
 
 
 def seed_grid(world, tasks: int, suite_seeds: Iterable[int], model_seeds: Iterable[int]) -> list[dict]:

@@ -133,3 +133,12 @@ def at_least_one(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise ArgumentTypeError(f"{text!r}: write a whole number of at least 1")
     return int(text)
+
+
+def seed_ranges(text: str) -> tuple[range, range] | None:
+    """'4x2' -> suite seeds 7, 8, 9, 10 and model seeds 0, 1 (``bench --grid``, ``--ablation-grid``);
+    None unless both are whole numbers of at least 1."""
+    suites, _, models = text.partition("x")
+    if not (suites.isdigit() and models.isdigit() and int(suites) and int(models)):
+        return None
+    return range(7, 7 + int(suites)), range(int(models))
