@@ -36,6 +36,15 @@ def random_lesson(rng: random.Random, clock: FakeClock, number: int) -> Experien
     )  # fmt: skip
 
 
+def start_lesson(number: int, last_hit: str = "2025-03-10T11:00") -> Experience:
+    """An active lesson of the status type for every task, last hit at ``last_hit``."""
+    return Experience(
+        id=f"{number:012x}", rule="when any task: start with tool_1", task_type="status", trigger="any",
+        tools=[], result="", failure_reason="", created_at=last_hit, last_hit_at=last_hit, status="active",
+        confirmations=2,
+    )  # fmt: skip
+
+
 def scanned_retrieve(memory: Memory, tags, top_k, exclude, task_type) -> list[Experience]:
     """``Memory.retrieve`` as it read memory before the filing: every lesson, in memory's order."""
     scored = [
@@ -130,11 +139,7 @@ def test_a_task_type_reads_its_own_lessons_only(monkeypatch):
     others = [random_lesson(rng, clock, n) for n in range(2000)]
     for lesson in others:
         lesson.task_type, lesson.status, lesson.last_hit_at = "refund", "active", "2025-03-10T10:00"
-    mine = Experience(
-        id=f"{9999:012x}", rule="when any task: start with tool_1", task_type="status", trigger="any",
-        tools=[], result="", failure_reason="", created_at="2025-03-10T11:00",
-        last_hit_at="2025-03-10T11:00", status="active", confirmations=2,
-    )  # fmt: skip
+    mine = start_lesson(9999)
     memory = Memory(clock, MemoryConfig(), [*others, mine])
     memory.retrieve({"any"}, 3)  # the first read files every lesson, once
     weighed = []
@@ -149,23 +154,9 @@ def test_a_task_type_reads_its_own_lessons_only(monkeypatch):
     assert len(aged) == 1  # the oldest hit, still in date: nothing older is read
 
 
-def test_sweep_flags_in_memorys_order_and_once(monkeypatch):
+def test_sweep_flags_in_memorys_order_and_once():
     clock = FakeClock()
-    old = [
-        Experience(
-            id=f"{n:012x}",
-            rule="when any task: start with tool_1",
-            task_type="status",
-            trigger="any",
-            tools=[],
-            result="",
-            failure_reason="",
-            created_at="2025-01-01T00:00",
-            last_hit_at=f"2025-01-{10 - n:02d}T00:00",
-            status="active",
-        )  # fmt: skip
-        for n in range(5)
-    ]
+    old = [start_lesson(n, f"2025-01-{10 - n:02d}T00:00") for n in range(5)]
     memory = Memory(clock, MemoryConfig(), old)
     flagged = memory.sweep()
     assert [e.id for e in flagged] == [e.id for e in old]  # memory's order, not the order of their hits
@@ -178,11 +169,7 @@ def test_sweep_flags_in_memorys_order_and_once(monkeypatch):
 
 def test_a_live_lesson_swapped_in_under_its_key_is_the_one_read():
     clock = FakeClock()
-    first = Experience(
-        id=f"{1:012x}", rule="when any task: start with tool_1", task_type="status", trigger="any",
-        tools=[], result="", failure_reason="", created_at="2025-03-10T11:00",
-        last_hit_at="2025-03-10T11:00", status="active", confirmations=2,
-    )  # fmt: skip
+    first = start_lesson(1)
     memory = Memory(clock, MemoryConfig(), [first])
     assert memory.retrieve({"any"}, 3) == [first]
     swapped = memory.experiences[first.id] = dataclasses.replace(
