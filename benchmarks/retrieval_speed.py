@@ -23,7 +23,11 @@ changes names them (``LiveLessons.follow``); ``--not-live`` shows what they stil
 what a search costs when N lessons were hit since the last one (as after a task: they are re-read). On 2 cores
 (search / raw faiss, 10k / 100k lessons): all live 1.68x / 1.12x, half not live 2.41x / 1.18x, against
 2.15x / 1.24x and 4.14x / 3.10x when every search re-read them (the commit before the ledger); half not
-live with 5 lessons hit before each search, 2.68x / 1.40x.
+live with 5 lessons hit before each search, 2.68x / 1.40x. On 2026-12-05, the code before and after the
+per-search trims (the query embedded in fewer array operations, faiss's ids and vectors in one call,
+the words' best slots by one key, the candidates' expiry checked only once one could have expired),
+run in turn: all live 1.49x / 1.15x to 1.29x / 1.15x; half not live 2.05-2.16x / 1.32x to
+1.64-1.79x / 1.26x.
 
 Both searches run on the same number of faiss threads (``--threads``, default 1, what the loop uses:
 ``lesson_index.SEARCH_THREADS``). ``--thread-sweep`` prints where threads would start to gain: the

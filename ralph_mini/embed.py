@@ -22,6 +22,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -56,8 +57,6 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 512):
         self.dim = dim
-        # word -> its features' signed codes: words recur across lessons, so each is hashed once
-        self.cache: dict[str, tuple[int, ...]] = {}
 
     def features(self, text: str) -> list[str]:
         words = tokens(text)
@@ -70,37 +69,19 @@ class HashingEmbedder:
         found += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
         return found
 
-    def bucket(self, feature: str) -> tuple[int, float]:
-        """'paid' -> (bucket, +1.0 or -1.0): the top bit of its blake2b digest picks the sign."""
-        digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
-        return digest % self.dim, 1.0 if (digest >> 63) & 1 else -1.0
-
-    def word_codes(self, word: str) -> tuple[int, ...]:
-        """A word's own features (itself, its 3-grams) as signed codes, +-(bucket + 1), hashed once."""
-        found = self.cache.get(word)
-        if found is None:
-            own = [word] if word.isalnum() and word not in STOPWORDS else []
-            if word.isascii() and len(word) > 3:
-                padded = f"<{word}>"
-                own += [padded[i : i + 3] for i in range(len(padded) - 2)]
-            found = self.cache[word] = tuple(code(*self.bucket(feature)) for feature in own)
-        return found
-
     def embed(self, texts: Sequence[str], batch: int = 4096) -> np.ndarray:
-        """The features of ``features``, read from the per-word cache. Each adds its sign to its bucket;
-        the sums are small integers, exact in any order, so one ``np.bincount`` per batch of texts
-        does them all, and the float64 norms of those integers are exact as in ``normalize``."""
+        """The features of ``features``, read from the cache of word codes (``word_codes``). Each adds its
+        sign to its bucket; the sums are small integers, exact in any order, so one ``np.bincount`` per
+        batch of texts does them all, and the float64 norms of those integers are exact as in
+        ``normalize``."""
+        if len(texts) == 1:  # a search's query: the same sums, with less set-up per call
+            return self.embed_one(texts[0])
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        cache, word_codes = self.cache, self.word_codes
         for start in range(0, len(texts), batch):
             codes: list[int] = []
             counts = []
             for text in texts[start : start + batch]:
-                words = tokens(text)
-                if not text.isascii():  # CJK character pairs, each coded as a word of its own
-                    cjk = [w for w in words if not w.isascii() and w.isalnum()]
-                    words += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
-                found = [c for w in words for c in (cache[w] if w in cache else word_codes(w))]
+                found = self.codes(text)
                 codes += found
                 counts.append(len(found))
             signed = np.array(codes, dtype=np.int64)
@@ -111,9 +92,44 @@ class HashingEmbedder:
             vectors[start : start + len(counts)] = unit_rows(sums)
         return vectors
 
+    def codes(self, text: str) -> list[int]:
+        """Every feature of ``text`` as a signed code, read from the cache of word codes."""
+        words = tokens(text)
+        if not text.isascii():  # CJK character pairs, each coded as a word of its own
+            cjk = [w for w in words if not w.isascii() and w.isalnum()]
+            words += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
+        dim = self.dim
+        return [c for w in words for c in word_codes(w, dim)]
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """``embed([text])``, bit for bit, in fewer array operations: the same integer sums, an exact
+        norm (every square and partial sum is an integer below 2**53, so any order of adding gives it),
+        the same float64 division, rounded once to float32."""
+        signed = np.array(self.codes(text), dtype=np.int64)
+        sums = np.bincount(np.abs(signed) - 1, np.sign(signed), minlength=self.dim)
+        norm = math.sqrt(sums @ sums) or 1.0
+        return (sums / norm).astype(np.float32)[None, :]
+
 
 def code(bucket: int, sign: float) -> int:
     return int(sign) * (bucket + 1)
+
+
+@lru_cache(maxsize=1 << 16)
+def word_codes(word: str, dim: int) -> tuple[int, ...]:
+    """A word's own features (itself, its 3-grams) as signed codes, +-(bucket + 1), hashed once per
+    process: words recur across lessons, and across the embedders of a benchmark's many runs."""
+    own = [word] if word.isalnum() and word not in STOPWORDS else []
+    if word.isascii() and len(word) > 3:
+        padded = f"<{word}>"
+        own += [padded[i : i + 3] for i in range(len(padded) - 2)]
+    return tuple(code(*bucket(feature, dim)) for feature in own)
+
+
+def bucket(feature: str, dim: int) -> tuple[int, float]:
+    """'paid' -> (bucket, +1.0 or -1.0): the top bit of its blake2b digest picks the sign."""
+    digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+    return digest % dim, 1.0 if (digest >> 63) & 1 else -1.0
 
 
 class OpenAIEmbedder:
@@ -237,16 +253,20 @@ def settled(approximate: np.ndarray, slack: float, decimals: int) -> list[float 
     """Each value rounded to ``decimals``, where every value within ``slack`` of it rounds the same (and
     not to 0, whose sign only the exact sum knows); None where the exact value must decide.
 
-    In array operations, not a Python ``round`` per value: scaled by 10**decimals, a value is settled
-    when its distance to the nearest half, less the error of scaling it, exceeds the scaled slack. Its
-    rounding is then the nearest integer N, and N / 10**decimals is the double nearest the decimal, as
-    Python's ``round`` gives it (N and 10**decimals are exact, and one division rounds correctly).
+    Scaled by 10**decimals, a value is settled when its distance to the nearest half, less the error of
+    scaling it, exceeds the scaled slack. Its rounding is then the nearest integer N (Python's ``round``
+    of a float: half to even, as ``round(x, decimals)``), and N / 10**decimals is the double nearest the
+    decimal, as Python's ``round`` gives it (N and 10**decimals are exact, and one division rounds
+    correctly). A loop, not array operations: a search settles 20 values, where numpy's set-up per
+    operation would cost more than the arithmetic.
     """
-    scale = 10.0**decimals
-    scaled = np.asarray(approximate, dtype=np.float64) * scale
-    nearest = np.rint(scaled)
-    margin = 0.5 - np.abs(scaled - nearest) - np.abs(scaled) * 2.0**-50  # to the boundary, at least
-    sure = (margin > slack * scale) & (nearest != 0)
-    return [
-        value if ok else None for value, ok in zip((nearest / scale).tolist(), sure.tolist(), strict=True)
-    ]
+    scale, found = 10.0**decimals, []
+    for value in np.asarray(approximate, dtype=np.float64).tolist():
+        scaled = value * scale
+        if not math.isfinite(scaled):
+            found.append(None)
+            continue
+        nearest = round(scaled)
+        margin = 0.5 - abs(scaled - nearest) - abs(scaled) * 2.0**-50  # to the boundary, at least
+        found.append(nearest / scale if margin > slack * scale and nearest != 0 else None)
+    return found

@@ -7,12 +7,13 @@
   memory's live lessons without a sweep per search: each lesson is tokenised and embedded once, when it
   first goes live; a search re-reads only the lessons whose status or last hit was set since the last
   one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
-  that died by the clock while indexed is caught when it turns up as a candidate. A search costs
-  1.1-1.7x the raw faiss search under it at 10k-100k lessons, and 1.9-2.3x at 10k with half not live
-  (1.88-2.29x over four runs on 2026-12-05), where faiss has only 5k to scan and the per-search work
-  (the query's embedding, its words, exact re-scoring, each candidate's weight) is as long as faiss,
-  slowed by the caches faiss's scan has just swept (``benchmarks/retrieval_speed.py``); with the
-  results of a full sync before each search.
+  that died by the clock while indexed is caught when it turns up as a candidate (checked only once
+  the oldest live lesson could have expired). A search costs 1.15-1.3x the raw faiss search under it
+  at 10k-100k lessons, and 1.6-1.8x at 10k with half not live (2.05-2.16x for the code before, run
+  in turn on 2026-12-05), where faiss has only 5k to scan and the per-search work (the query's
+  embedding, its words, exact re-scoring, each candidate's weight) is slowed by the caches faiss's scan
+  has just swept (``benchmarks/retrieval_speed.py``); with the results of a full sync before each
+  search.
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
@@ -33,11 +34,14 @@ from ralph_mini.memory import Experience, Memory
 # faiss threads per search: one query gains nothing from a second at any size; it only spins, taking a
 # core from another worker (``benchmarks/retrieval_speed.py --thread-sweep`` measures it).
 SEARCH_THREADS = 1
+NEVER = 2**62  # an "oldest last hit" when no lesson is live: later than any clock
 
 # Scores are compared to this many decimals: below 1e-6 a difference is float rounding noise (a BLAS
 # kernel, a thread count), not meaning. So a cosine of 1.9e-9 between unrelated texts is 0, and two
 # lessons whose scores agree to 6 decimals are a tie, broken by a stable key (the rule text or id).
 SCORE_DECIMALS = 6
+
+MICROS_PER_DAY = 86_400_000_000  # last hits are kept as microseconds since 1970 (``live_filing.micros``)
 
 
 def experience_text(experience: Experience) -> str:
@@ -95,13 +99,15 @@ class VectorIndex:
 
     def search_and_propose(self, text: str, k: int) -> tuple[list[tuple[str, float]], list[str]]:
         """``search``, plus the ids faiss proposed (``LiveLessons`` checks they are all still live)."""
-        if len(self) == 0 or k <= 0:
+        if not self.ids or k <= 0:
             return [], []
         query = self.embedder.embed([text])[0]
-        _, keys = self.on_threads(self.index.search, query[None, :], min(2 * k, len(self)))
-        keys = keys[0][keys[0] >= 0]
+        wanted = min(2 * k, len(self.ids))  # (the vectors come back with the ids, in one call)
+        _, keys, vectors = self.on_threads(self.index.search_and_reconstruct, query[None, :], wanted)
+        keys, vectors = keys[0], vectors[0]
+        if keys[-1] < 0:  # (a flat index fills every place it is asked for: never, unless a NaN)
+            keys, vectors = keys[keys >= 0], vectors[keys >= 0]
         proposed = list(map(self.ids.__getitem__, keys.tolist()))
-        vectors = self.index.reconstruct_batch(keys)
         found = list(zip(proposed, rounded_cosines(query, vectors, SCORE_DECIMALS), strict=True))
         found.sort(key=lambda pair: (-pair[1], pair[0]))
         return found[:k], proposed
@@ -148,11 +154,13 @@ class LiveLessons:
         self.active = np.zeros(0, dtype=bool)
         self.last_hit = np.zeros(0, dtype=np.int64)  # microseconds since 1970, UTC; 0 unless active
         self.live = np.zeros(0, dtype=bool)  # in both indexes now
+        self.oldest_hit = NEVER  # at most the earliest last hit of a live lesson (``any_dead``)
         self.clock_seen: tuple[datetime, float] | None = None  # (now, expire_after_days) last judged at
         self.read_upto = 0  # memory.changes.count when the lessons were last read
         self.slots: dict[str, int] = {}  # experience id -> slot, once tokenised
         self.by_rule: list[tuple[str, int]] = []  # tokenised (rule, slot), sorted: the tie order
-        self.rank = np.zeros(0, dtype=np.int64)  # slot -> its place in by_rule (-1: not tokenised)
+        self.rank = np.zeros(0, dtype=np.int64)  # slot -> 1 + its place in by_rule (0: not tokenised)
+        self.live_count = 0  # live slots (each tokenised: fewer than len(by_rule) when some died)
         self.stash: dict[int, np.ndarray] = {}  # vectors taken out of faiss, kept for a comeback
 
     def follow(self, memory: Memory) -> bool:
@@ -176,7 +184,7 @@ class LiveLessons:
         """Memory.live's test, for many slots at once: active and days_since <= expire_after_days.
         Microseconds over microseconds per day is one correctly rounded division, as in
         timedelta / timedelta, so the days are the very floats ``days_since`` gives."""
-        days = (micros(now) - self.last_hit[slots]) / 86_400_000_000
+        days = (micros(now) - self.last_hit[slots]) / MICROS_PER_DAY
         return self.active[slots] & (days <= expire_after_days)
 
     def resync(self, memory: Memory) -> bool:
@@ -185,7 +193,7 @@ class LiveLessons:
         if lessons[: len(self.lessons)] != self.lessons:
             return False
         self.append(lessons[len(self.lessons) :], memory)
-        self.read_upto = memory.changes.count
+        self.read_upto, self.oldest_hit = memory.changes.count, NEVER  # (every live one is read again)
         self.update(list(range(len(self.lessons))), (memory.clock(), memory.config.expire_after_days))
         return True
 
@@ -200,7 +208,7 @@ class LiveLessons:
         self.active = np.concatenate([self.active, np.zeros(grow, dtype=bool)])
         self.last_hit = np.concatenate([self.last_hit, np.zeros(grow, dtype=np.int64)])
         self.live = np.concatenate([self.live, np.zeros(grow, dtype=bool)])
-        self.rank = np.concatenate([self.rank, np.full(grow, -1, dtype=np.int64)])
+        self.rank = np.concatenate([self.rank, np.zeros(grow, dtype=np.int64)])
 
     def update(self, slots: list[int], clock: tuple[datetime, float]) -> None:
         """Re-read these slots at ``clock`` (now, expire_after_days); take out those no longer live, then
@@ -215,15 +223,20 @@ class LiveLessons:
                     self.last_hit[slot] = micros(datetime.fromisoformat(last_hit))
         index = np.array(slots, dtype=np.int64)
         live, was = self.live_at(index, *clock), self.live[index]
-        self.take_out(index[was & ~live].tolist())
-        self.put_in(index[live & ~was].tolist())
-        self.live[index] = live
+        gone, new, alive = index[was & ~live].tolist(), index[live & ~was].tolist(), index[live]
+        self.take_out(gone)
+        self.put_in(new)
+        self.live[index], self.live_count = live, self.live_count + len(new) - len(gone)
+        if len(alive):  # one read live may have an earlier last hit than any before (a hand edit)
+            self.oldest_hit = min(self.oldest_hit, int(self.last_hit[alive].min()))
 
     def any_dead(self, slots: Sequence[int], memory: Memory) -> bool:
         """Has one of these indexed lessons died by the clock since it was read? (``Memory.live``'s test;
         what was set on them since, ``follow`` has just read from memory's ledger)"""
-        index = np.array(slots, dtype=np.int64)
-        return not self.live_at(index, memory.clock(), memory.config.expire_after_days).all()
+        now, expiry = memory.clock(), memory.config.expire_after_days
+        if (micros(now) - self.oldest_hit) / MICROS_PER_DAY <= expiry:  # none live is that old
+            return False
+        return not self.live_at(np.array(slots, dtype=np.int64), now, expiry).all()
 
     def take_out(self, slots: list[int]) -> None:
         if slots:
@@ -253,24 +266,32 @@ class LiveLessons:
         """Give new lessons their place in (rule, slot) order, so a tie is broken by one number."""
         if len(fresh) > 64:  # many at once (the first search): sort them all
             self.by_rule = sorted(self.by_rule + [(self.lessons[s].rule, s) for s in fresh])
-            self.rank[[s for _, s in self.by_rule]] = np.arange(len(self.by_rule))
+            self.rank[[s for _, s in self.by_rule]] = np.arange(1, len(self.by_rule) + 1)
             return
         for slot in fresh:
             place = bisect.bisect(self.by_rule, (self.lessons[slot].rule, slot))
             self.by_rule.insert(place, (self.lessons[slot].rule, slot))
-            self.rank[self.rank >= place] += 1
-            self.rank[slot] = place
+            self.rank[self.rank > place] += 1
+            self.rank[slot] = place + 1
 
     def keyword_counts(self, wanted: set[str]) -> np.ndarray:
         """Per slot: how many of the query's words the live lesson has (0 for the rest)."""
-        return self.keywords.counts(wanted, len(self.lessons)) * self.live
+        counts = self.keywords.counts(wanted, len(self.lessons))  # only tokenised lessons have words
+        if self.live_count < len(self.by_rule):  # some of those died since: their words do not count
+            counts *= self.live
+        return counts
 
     def best_by_words(self, counts: np.ndarray, m: int) -> list[int]:
-        """The ``m`` slots sharing most words, ties by rule then memory order (the old full sort)."""
-        hits = np.flatnonzero(counts > 0)  # (a bool array's nonzero is 4x an integer one's)
+        """The ``m`` slots sharing most words, ties by rule then memory order (the old full sort).
+
+        One key per slot orders them all: rank - count x (R + 2), with R tokenised lessons and rank
+        1..R their (rule, slot) order, is negative only for a slot sharing a word, lower for more
+        words, then for a lower rank; a slot not tokenised has 0, a tokenised one sharing nothing more.
+        Two passes over every slot are cheaper than picking out the slots that share a word first, when
+        most do (a task type's words are in every lesson of that type)."""
         if m <= 0:
             return []
-        if len(hits) > m:
-            keys = counts[hits] * (len(self.by_rule) + 1) - self.rank[hits]
-            hits = hits[np.argpartition(-keys, m - 1)[:m]]
-        return sorted(hits.tolist(), key=lambda s: (-counts[s], self.rank[s]))
+        keys = self.rank - counts * (len(self.by_rule) + 2)
+        best = np.argpartition(keys, m - 1)[:m] if len(keys) > m else np.arange(len(keys))
+        best = best[keys[best] < 0]
+        return best[np.argsort(keys[best], kind="stable")].tolist()

@@ -23,7 +23,6 @@ notebook 05 measures where they pay off.
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from importlib import resources
 
 import numpy as np
@@ -84,14 +83,17 @@ class Retriever:
         if self.lessons.any_dead(checked, self.memory):  # one died while indexed: re-read them all
             self.keep_in_step(everything=True)
             pool, counts, cosines, _ = self.pool(wanted, query)
-        scored, now = [], self.memory.clock()
-        for slot in pool:
-            experience = self.lessons.lessons[slot]
+        now, lessons, ranked = self.memory.clock(), self.lessons.lessons, []
+        for slot in pool:  # (each candidate weighed, a ``Scored`` made only for the k returned)
+            experience = lessons[slot]
             keyword = int(counts[slot]) / len(wanted) if wanted else 0.0
-            scored.append(self.scored(experience, keyword, cosines.get(experience.id, 0.0), now))
-        scored = [s for s in scored if s.score > 0]
-        scored.sort(key=lambda s: (-s.score, s.experience.rule))
-        return scored[:k]
+            cosine = cosines.get(experience.id, 0.0)
+            relevance, weight = self.relevance(keyword, cosine), self.memory.weight(experience, now)
+            if relevance * weight > 0:
+                ranked.append((-(relevance * weight), experience.rule, experience, keyword, cosine, weight))
+        ranked.sort(key=lambda found: found[:2])  # by score, then rule; stable: then pool order
+        return [Scored(e, keyword, cosine, weight, self.relevance(keyword, cosine))
+                for _, _, e, keyword, cosine, weight in ranked[:k]]  # fmt: skip
 
     def keep_in_step(self, everything: bool = False) -> None:
         everything = everything or self.lessons.clock_seen is None  # the first search reads everything
@@ -113,9 +115,10 @@ class Retriever:
         pool += [slot[i] for i in cosines if slot[i] not in pool]  # keyword candidates first
         return pool, counts, cosines, checked
 
-    def scored(self, experience: Experience, keyword: float, cosine: float, now: datetime) -> Scored:
-        relevance = {"keyword": keyword, "vector": cosine, "hybrid": 0.5 * keyword + 0.5 * cosine}[self.mode]
-        return Scored(experience, keyword, cosine, self.memory.weight(experience, now), relevance)
+    def relevance(self, keyword: float, cosine: float) -> float:
+        if self.mode == "hybrid":
+            return 0.5 * keyword + 0.5 * cosine
+        return keyword if self.mode == "keyword" else cosine
 
 
 def lesson_tokens(rule: str) -> int:

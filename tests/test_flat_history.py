@@ -99,6 +99,10 @@ class SearchSpy:
         self.threads.append(faiss.omp_get_max_threads())
         return self.inner.search(*args)
 
+    def search_and_reconstruct(self, *args):  # what ``VectorIndex`` calls: the ids and their vectors
+        self.threads.append(faiss.omp_get_max_threads())
+        return self.inner.search_and_reconstruct(*args)
+
     def __getattr__(self, name):
         return getattr(self.inner, name)
 

@@ -3,6 +3,8 @@ the labelled set above a bar, and a budget that is never exceeded; the scalable 
 embeddings, a keyword index, a retriever that follows memory) against its definitions; the speed
 lesson's recall."""
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -242,6 +244,8 @@ def test_cached_batched_embedding_is_bit_identical_to_its_definition():
         got = embedder.embed(texts + texts, batch=7)  # twice: the second pass reads the cache
         want = np.stack([reference_embedding(embedder, t) for t in texts + texts])
         assert got.tobytes() == want.tobytes()
+        alone = np.concatenate([embedder.embed([t]) for t in texts])  # one text: summed in Python
+        assert alone.shape == (len(texts), dim) and alone.tobytes() == want[: len(texts)].tobytes()
 
 
 def test_keyword_index_counts_shared_words():
@@ -290,6 +294,44 @@ def test_a_long_lived_retriever_answers_as_a_fresh_one_and_never_changes_memory(
     assert keys  # the labelled lessons were there all along
 
 
+def test_the_slots_sharing_most_words_are_those_of_the_full_sort():
+    """``best_by_words`` picks by one key per slot; it equals sorting every live slot sharing a word by
+    (words shared, rule, memory order), for counts where none, a few or every slot shares a word, with
+    lessons never live (not tokenised) and lessons live once, then removed, among them."""
+    import random
+    from dataclasses import replace
+
+    from ralph_mini.memory import Experience
+
+    stamp = FakeClock()().isoformat(timespec="minutes")
+    first = Experience(id="0" * 12, rule="", task_type=TYPE, trigger="any", tools=[], result="",
+                       failure_reason="", created_at=stamp, last_hit_at=stamp)  # fmt: skip
+    lessons = [
+        replace(
+            first,
+            id=f"{i:012x}",
+            rule=f"when status is state{i % 7}: skip tool_{i % 5}",
+            status="candidate" if i % 4 == 0 else "active",
+        )  # fmt: skip
+        for i in range(60)
+    ]
+    memory = Memory(FakeClock(), experiences=lessons)
+    retriever = Retriever(memory)
+    retriever.search("status", 3)  # index the live ones
+    for lesson in lessons[1::9]:
+        lesson.status = "removed"  # tokenised, no longer live
+    retriever.search("status", 3)
+    live, rng = retriever.lessons.live, random.Random(0)
+    assert 0 < live.sum() < len(lessons) and (retriever.lessons.rank > 0).sum() > live.sum()
+    for share in (0.0, 0.1, 0.5, 1.0):
+        for _ in range(20):
+            counts = np.array([rng.randint(1, 3) if rng.random() < share else 0 for _ in lessons]) * live
+            for m in (1, 3, 10, 100):  # (a slot not live shares nothing: ``keyword_counts``)
+                sharing = np.flatnonzero(counts).tolist()
+                want = sorted(sharing, key=lambda s: (-counts[s], lessons[s].rule, s))
+                assert retriever.lessons.best_by_words(counts, m) == want[:m]
+
+
 def test_a_search_rereads_only_the_lessons_changed_since_the_last(monkeypatch):
     """The live-lesson filter costs what changed, not what memory holds: a hand edit, a hit, a removal
     each make the next search re-read that lesson alone; a search after nothing changed re-reads none."""
@@ -330,6 +372,26 @@ def test_a_clock_moved_back_brings_back_lessons_expired_by_it():
     assert follower.search("pending order age", 3) == []
     clock.advance(days=-5)
     assert follower.search("pending order age", 3) == Retriever(memory).search("pending order age", 3) != []
+
+
+def test_a_lesson_dying_by_the_clock_gives_its_candidate_place_back():
+    """A search skips the per-candidate expiry check while no live lesson can have expired (the oldest
+    last hit it read is within expiry). A last hit set back by hand is read too: when the clock then
+    passes that lesson's expiry, the lesson behind it is found, as by a fresh retriever."""
+    clock = FakeClock()
+    memory = Memory(clock, MemoryConfig(expire_after_days=10))
+    for rule in RULES[1:3]:
+        for task in ("T1", "T2"):
+            memory.propose(rule, task_id=task, run_id="R", task_type=TYPE)
+    query = "pending order age under 30 min skip the payment api"
+    follower = Retriever(memory, candidates=1)
+    best, behind = follower.search(query, 3)[0].experience, RULES[2]
+    assert best.rule == RULES[1]
+    best.last_hit_at = (clock() - timedelta(days=8)).isoformat(timespec="minutes")  # by hand: still live
+    assert [s.experience for s in follower.search(query, 3)] == [best]
+    clock.advance(days=3)  # best is 11 days old: expired by the clock, not swept
+    assert [s.experience.rule for s in follower.search(query, 3)] == [behind]
+    assert follower.search(query, 3) == Retriever(memory, candidates=1).search(query, 3)
 
 
 def test_the_ledger_of_changes_is_invisible_to_records_and_copies():
