@@ -171,12 +171,12 @@ faults.append(
 #
 # Replace two tools with broken ones that keep their names and schemas: the database refuses
 # connections, and the payment provider hangs for two (real) seconds. The agent gets the three core
-# tools, and a `tool_timeout_s` of half a second.
+# tools, and a `tool_timeout_s` of a fifth of a second.
 #
 # <!-- zh -->
 # ## 2. 工具抛出异常，或者卡住
 #
-# 把两个工具换成坏掉的版本，保留它们的名字和模式（schema）：数据库拒绝连接，支付服务商卡住两（真实的）秒。智能体拿到三个核心工具，`tool_timeout_s` 设为半秒。
+# 把两个工具换成坏掉的版本，保留它们的名字和模式（schema）：数据库拒绝连接，支付服务商卡住两（真实的）秒。智能体拿到三个核心工具，`tool_timeout_s` 设为五分之一秒。
 
 
 # %%
@@ -194,7 +194,7 @@ broken_tools = [
     dataclasses.replace(t, function=broken.get(t.name, t.function)) for t in suite.world.tools(core_only=True)
 ]
 started = time.perf_counter()
-hurt = run_react(suite.tasks[1], model, broken_tools, tool_timeout_s=0.5)  # B456: pending, 12 minutes old
+hurt = run_react(suite.tasks[1], model, broken_tools, tool_timeout_s=0.2)  # B456: pending, 12 minutes old
 wall = time.perf_counter() - started
 print(lang.tr(f"wall {wall:.1f} s", f"wall {wall:.1f} s（真实耗时）"))
 pd.DataFrame(
@@ -204,8 +204,8 @@ pd.DataFrame(
 
 # %% [markdown]
 # Neither failure crashed anything: each became an `error` observation the model could read. The hung
-# call cost half a second, not two: with `tool_timeout_s` set, each tool runs in a worker thread and the
-# loop stops *waiting* after that long. It cannot stop the tool itself (Python cannot kill a thread),
+# call cost a fifth of a second, not two: with `tool_timeout_s` set, each tool runs in a worker thread
+# and the loop stops *waiting* after that long. It cannot stop the tool itself (Python cannot kill a thread),
 # which is why a tool doing I/O should set its own timeouts too (`call_with_timeout` in
 # `ralph_mini/tools.py`). The timeout is opt-in: by default (`tool_timeout_s=None`) tools are called
 # directly, because the kit's own tools answer at once and a thread per call cost more than the rest of
@@ -216,7 +216,7 @@ pd.DataFrame(
 # dead service would spend every one of its `max_steps`.
 #
 # <!-- zh -->
-# 两个故障都没有让任何东西崩溃：每一个都变成了模型能读到的一条 `error` 观察。卡住的调用只花了半秒，而不是两秒：设置了 `tool_timeout_s` 之后，每个工具都在一个工作线程里运行，循环在等了这么久之后就不再*等待*。它没法停止工具本身（Python 无法杀掉一个线程），所以一个做 I/O 的工具也应该自己设置超时（见 `ralph_mini/tools.py` 里的 `call_with_timeout`）。超时需要主动开启：默认情况下（`tool_timeout_s=None`）工具被直接调用，因为本套件自己的工具都是立即返回的，而每次调用开一个线程的开销比一次运行的其余部分还大。
+# 两个故障都没有让任何东西崩溃：每一个都变成了模型能读到的一条 `error` 观察。卡住的调用只花了五分之一秒，而不是两秒：设置了 `tool_timeout_s` 之后，每个工具都在一个工作线程里运行，循环在等了这么久之后就不再*等待*。它没法停止工具本身（Python 无法杀掉一个线程），所以一个做 I/O 的工具也应该自己设置超时（见 `ralph_mini/tools.py` 里的 `call_with_timeout`）。超时需要主动开启：默认情况下（`tool_timeout_s=None`）工具被直接调用，因为本套件自己的工具都是立即返回的，而每次调用开一个线程的开销比一次运行的其余部分还大。
 #
 # 离线模型像一个天真的模型那样，把每个坏掉的工具都试了两次，第四次错误调用结束了这次运行。这正是陷阱上限在履行职责：没有它，一个不停重试已停止服务的模型会把 `max_steps` 全部耗光。
 
@@ -247,7 +247,7 @@ faults.append(
 
 # %%
 down = OpenAIModel(
-    "gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="not-needed", max_retries=0, timeout_s=1
+    "gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="not-needed", max_retries=0, timeout_s=0.3
 )
 try:
     run_react(task, down, tools)
@@ -272,7 +272,7 @@ with socket.create_server(("127.0.0.1", 0)) as silent:
         base_url=f"http://127.0.0.1:{port}/v1",
         api_key="not-needed",
         max_retries=0,
-        timeout_s=1,
+        timeout_s=0.3,
     )
     try:
         mute.complete([{"role": "user", "content": "hello"}], [])
@@ -290,12 +290,12 @@ faults.append(
 
 # %% [markdown]
 # One exception type, one sentence, and the setting to change. The SDK's own retries (with backoff)
-# are on by default (`max_retries=2`); they are off here only so the cell takes one second. The error
+# are on by default (`max_retries=2`); they are off here only so the cells take under a second. The error
 # never contains the API key: `OpenAIModel` redacts it, and `tests/test_secrets.py` checks every
 # artifact of a real run for key-shaped strings.
 #
 # <!-- zh -->
-# 一种异常类型，一句话，加上要修改的设置。SDK 自带的重试（带退避）默认是开启的（`max_retries=2`）；这里关掉它们，只是为了让这个单元格一秒就跑完。错误信息里从不包含 API 密钥：`OpenAIModel` 会把它遮掉，`tests/test_secrets.py` 会检查一次真实运行的每个产物中有没有形似密钥的字符串。
+# 一种异常类型，一句话，加上要修改的设置。SDK 自带的重试（带退避）默认是开启的（`max_retries=2`）；这里关掉它们，只是为了让这两个单元格不到一秒就跑完。错误信息里从不包含 API 密钥：`OpenAIModel` 会把它遮掉，`tests/test_secrets.py` 会检查一次真实运行的每个产物中有没有形似密钥的字符串。
 
 # %% [markdown]
 # ## 4. Context bloat
@@ -981,7 +981,16 @@ faults.append(
 # `python -m ralph_mini bench --state runs/NAME` 为每个智能体保存一个 SQLite 文件（`store.py`）。每个任务之后，`run_loop(..., store=store)` 在*一个*事务中提交这个任务产生的一切：它改变的经验、它的日志，以及它的结果和时钟（`TaskResult.to_json`）。一次杀进程留下的是最后一个完整任务之后的状态；`--resume` 据此重建记忆、历史和时钟（`loop.resume_point`），然后运行剩下的任务。这里，一次 20 个任务的运行在它的 Ralph 循环提交了随机数目的任务之后被 SIGKILL 杀掉，然后用同一条命令把它跑完：
 
 # %%
-BENCH = [sys.executable, "-m", "ralph_mini", "bench", "--tasks", "20", "--plot", "none"]  # no curve: metrics only
+BENCH = [
+    sys.executable,
+    "-m",
+    "ralph_mini",
+    "bench",
+    "--tasks",
+    "20",
+    "--plot",
+    "none",
+]  # no curve: metrics only
 killed_dir, whole_dir = RUNS / "bench-07-killed", RUNS / "bench-07-whole"
 for directory in (killed_dir, whole_dir):
     shutil.rmtree(directory, ignore_errors=True)
