@@ -220,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m ralph_mini outer", description=main.__doc__)
     parser.add_argument("--tasks", type=at_least_one, default=12, help="the first N tasks (default 12)")
-    parser.add_argument("--per-kind", type=int, default=0, help="instead, the first K tasks of each kind")
+    parser.add_argument("--per-kind", type=at_least_one, default=0,  # 0 (the default): --tasks decides
+                        help="instead, the first K tasks of each kind")  # fmt: skip
     parser.add_argument("--kind", default="", help="only tasks of this kind, e.g. pending_stale")
     parser.add_argument("--seed", type=int, default=7, help="suite seed (default 7)")
     parser.add_argument("--model-seed", type=int, default=0, help="offline model seed (default 0)")

@@ -60,6 +60,7 @@ def test_an_unknown_scenario_is_a_usage_error_naming_the_scenarios(capsys):
         ["bench", "--scenario", "static", "--jobs", "0"],  # it divided by zero
         ["outer", "--tasks", "-2"],
         ["outer", "--max-passes", "0"],  # a ValueError's traceback
+        ["outer", "--per-kind", "-1"],  # it meant "off", as the default 0 does
         ["demo", "--tasks", "0"],
     ],
 )
