@@ -74,7 +74,11 @@ class Experience:
 
     def __setattr__(self, name: str, value: object) -> None:
         """Set a field; the change is noted in each ledger watching this lesson, by memory's operations
-        and by hand alike (``lesson.status = "removed"`` in a notebook)."""
+        and by hand alike (``lesson.status = "removed"`` in a notebook). A last hit set by hand on a
+        lesson in memory must read as a time: every weight reads it (a file's bad stamp is quarantined
+        on load instead, ``quarantine``)."""
+        if name == "last_hit_at" and "_watchers" in self.__dict__ and (why := not_a_time(value)):
+            raise ValueError(f"lesson {self.id}: {why}; nothing was changed")
         object.__setattr__(self, name, value)
         for changes in self.__dict__.get("_watchers", ()):
             changes.note(self.id, name)
@@ -216,10 +220,15 @@ def unusable(experience: Experience) -> str:
             return f"does not parse: {err}"
         except (TypeError, AttributeError):
             return f"the rule is not text: {experience.rule!r}"
+    return not_a_time(experience.last_hit_at)
+
+
+def not_a_time(stamp: object) -> str:
+    """Why a last hit is not a time memory can weigh, or '' if it is one."""
     try:
-        datetime.fromisoformat(experience.last_hit_at)
+        datetime.fromisoformat(stamp)  # (a number or None: TypeError)
     except (TypeError, ValueError):
-        return f"its last hit {experience.last_hit_at!r} is not a time: write it as 2025-03-10T12:00"
+        return f"its last hit {stamp!r} is not a time: write it as 2025-03-10T12:00"
     return ""
 
 

@@ -380,6 +380,20 @@ def test_a_lesson_whose_last_hit_is_not_a_time_is_quarantined_on_load_from_a_fil
     store.close()
 
 
+@pytest.mark.parametrize("stamp", ["yesterday", "2025-13-40T12:00", "", None, 1741608000])
+def test_a_last_hit_set_by_hand_that_is_not_a_time_is_refused_and_changes_nothing(stamp):
+    """After the load, in a notebook: ``lesson.last_hit_at = "yesterday"`` raised nothing, and the next
+    weight, retrieval or sweep raised Python's ValueError from deep inside memory."""
+    memory = Memory(FakeClock(), experiences=[lesson("when any task: start with query_local_cache")])
+    held = memory.experiences["0000000000b1"]
+    before = held.last_hit_at
+    with pytest.raises(ValueError, match=r"lesson 0000000000b1: its last hit .* is not a time: write it as"):
+        held.last_hit_at = stamp
+    assert held.last_hit_at == before and memory.retrieve({"any"}, 3) == [held] and memory.sweep() == []
+    held.last_hit_at = "2025-03-09T12:00"  # a time is taken, and read by the next retrieval
+    assert memory.retrieve({"any"}, 3) == [held] and memory.weight(held) > 0
+
+
 REAL_MODEL_REPLY = """EFFECTIVE STEPS:
 - query_local_cache gave the status field
 INEFFECTIVE STEPS:
