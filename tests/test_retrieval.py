@@ -244,7 +244,7 @@ def test_cached_batched_embedding_is_bit_identical_to_its_definition():
         got = embedder.embed(texts + texts, batch=7)  # twice: the second pass reads the cache
         want = np.stack([reference_embedding(embedder, t) for t in texts + texts])
         assert got.tobytes() == want.tobytes()
-        alone = np.concatenate([embedder.embed([t]) for t in texts])  # one text: summed in Python
+        alone = np.concatenate([embedder.embed([t]) for t in texts])  # one text: ``embed_one``
         assert alone.shape == (len(texts), dim) and alone.tobytes() == want[: len(texts)].tobytes()
 
 
@@ -312,7 +312,7 @@ def test_the_slots_sharing_most_words_are_those_of_the_full_sort():
             id=f"{i:012x}",
             rule=f"when status is state{i % 7}: skip tool_{i % 5}",
             status="candidate" if i % 4 == 0 else "active",
-        )  # fmt: skip
+        )
         for i in range(60)
     ]
     memory = Memory(FakeClock(), experiences=lessons)
