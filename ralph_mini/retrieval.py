@@ -90,10 +90,11 @@ class Retriever:
             cosine = cosines.get(experience.id, 0.0)
             relevance, weight = self.relevance(keyword, cosine), self.memory.weight(experience, now)
             if relevance * weight > 0:
-                ranked.append((-(relevance * weight), experience.rule, experience, keyword, cosine, weight))
+                ranked.append(
+                    (-(relevance * weight), experience.rule, (experience, keyword, cosine, weight, relevance))
+                )
         ranked.sort(key=lambda found: found[:2])  # by score, then rule; stable: then pool order
-        return [Scored(e, keyword, cosine, weight, self.relevance(keyword, cosine))
-                for _, _, e, keyword, cosine, weight in ranked[:k]]  # fmt: skip
+        return [Scored(*fields) for _, _, fields in ranked[:k]]
 
     def keep_in_step(self, everything: bool = False) -> None:
         everything = everything or self.lessons.clock_seen is None  # the first search reads everything
