@@ -5,7 +5,11 @@ the budget, and top-3 query time at 100k lessons (numpy vs faiss; the Python loo
     python benchmarks/retrieval.py --minilm   # also MiniLM (needs requirements-embeddings.txt)
 """
 
+import heapq
 import sys
+import time
+
+import numpy as np
 
 from ralph_mini.clock import FakeClock
 from ralph_mini.memory import Memory
@@ -17,7 +21,46 @@ from ralph_mini.retrieval import (
     load_labelled_set,
     select_within_budget,
 )
-from ralph_mini.vector_speed import retrieval_speed
+
+
+def retrieval_speed(n: int = 100_000, dim: int = 512, k: int = 3, seed: int = 0, queries: int = 5) -> dict:
+    """Wall seconds per top-k query over ``n`` random unit vectors: one numpy call per stored vector
+    ("python loop": Python's call overhead), one numpy product, faiss's flat index on one thread
+    (numpy's BLAS keeps its own thread count here; notebook 05's ``vector_speed.speed_rows`` makes them
+    equal).
+
+    The three must agree on the top-k ids (asserted), so the comparison is of speed alone.
+    """
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((n, dim)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    index = faiss.IndexFlatIP(dim)
+    index.add(matrix)
+    noise = 0.1 * rng.standard_normal((queries, dim)).astype(np.float32)
+    probes = matrix[rng.integers(0, n, queries)] + noise  # near a stored lesson, not on it
+
+    def python_loop(q):
+        return [i for _, i in heapq.nlargest(k, ((float(row @ q), i) for i, row in enumerate(matrix)))]
+
+    def numpy_brute(q):
+        scores = matrix @ q
+        top = np.argpartition(-scores, k)[:k]
+        return [int(i) for i in top[np.argsort(-scores[top])]]
+
+    def faiss_search(q):
+        return [int(i) for i in index.search(q[None, :], k)[1][0]]
+
+    timings = {}
+    for name, search in (("python loop", python_loop), ("numpy", numpy_brute), ("faiss", faiss_search)):
+        start = time.perf_counter()
+        results = [search(q) for q in probes]
+        timings[name] = (time.perf_counter() - start) / queries
+        timings[f"{name} ids"] = results
+    assert timings["python loop ids"] == timings["numpy ids"] == timings["faiss ids"], "searches disagree"
+    return {name: timings[name] for name in ("python loop", "numpy", "faiss")}
 
 
 def main() -> None:
@@ -51,7 +94,7 @@ def main() -> None:
         print(f"{name:>12}: {seconds * 1000:.1f} ms per top-3 query over 100k")
     print(f"faiss vs numpy (exact, same answers): {speed['numpy'] / speed['faiss']:.2f}x; the Python loop is")
     print("one numpy call per stored vector: it measures call overhead, not search")
-    print("(notebook 05 compares numpy, faiss flat and faiss IVF at equal threads: vector_speed.speed_table)")
+    print("(notebook 05 compares numpy, faiss flat and faiss IVF at equal threads: vector_speed.speed_rows)")
 
 
 if __name__ == "__main__":

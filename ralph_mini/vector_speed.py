@@ -14,22 +14,20 @@ its thread count once, when it loads). faiss pays off elsewhere:
 The vectors are synthetic, seeded, and clustered (like embeddings of lessons on a few topics), 128
 dimensions so that a million of them take 512 MB (at the hashing embedder's 512 dimensions they would
 take 2 GB). The IVF centroids are a seeded sample of the vectors (no k-means training), so the index,
-and its recall, are the same on every run. The vectors are drawn in chunks, each from its own seeded
-generator (``Chunk``), and held once at a time (issue 27: the lesson peaked at 1.8 GB when the numpy
-matrix, the flat index and the IVF index each held all of them). What the lesson does not time
-(drawing the vectors, filing them, grading the recalls) runs on every core.
-
-``retrieval_speed`` is the older single-process check: its "python loop" makes one numpy call per
-stored vector, so it measures Python's call overhead, not search.
+and its recall, are the same on every run. The vectors are drawn once, in chunks side by side, each
+from its own seeded generator (``Chunk``), and held about once (``held_once``; issue 27: the lesson
+peaked at 1.8 GB when the numpy matrix, the flat index and the IVF index each held all of them).
+What the lesson does not time (drawing, filing in the IVF lists, grading the recalls) uses every core.
 
 Left out on purpose: HNSW (minutes to build a million here) and product quantisation.
 """
 
-import heapq
 import json
+import mmap
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -47,8 +45,7 @@ SIDE_THREADS = os.cpu_count() or 1
 class Chunk:
     """``CHUNK`` rows of the synthetic vectors, as a recipe: the topic centres (shared by every chunk),
     the topic of each row, and the seed of the chunk's own noise generator. ``vectors()`` draws the very
-    same rows every time, in any order and on any thread: the lesson draws them twice (see
-    ``speed_row``), each time several chunks side by side."""
+    same rows every time, in any order and on any thread, so several chunks are drawn side by side."""
 
     start: int  # the id of the chunk's first row
     centres: np.ndarray  # (topics, dim)
@@ -126,25 +123,48 @@ def merged_top_k(per_chunk: list[tuple[np.ndarray, np.ndarray]], k: int) -> np.n
     return np.take_along_axis(ids, order, axis=1)
 
 
-def exact_part(
-    chunks: list[Chunk], dim: int, k: int, rng: np.random.Generator, timed: int, graded: int
-) -> dict:
-    """The timed exact searches: numpy's product and faiss's flat index, each on the first ``timed``
+def held_once(chunks: list[Chunk], dim: int) -> tuple[mmap.mmap, np.ndarray]:
+    """Every chunk drawn into one (rows, dim) float32 matrix, in memory the lesson maps itself (``mmap``)
+    so that it can give the pages back chunk by chunk once the IVF index holds a copy (``give_back``).
+    numpy, faiss's flat search and the IVF's filing all read this one copy."""
+    n = sum(len(chunk.labels) for chunk in chunks)
+    memory = private_memory(n * dim * 4)
+    matrix = np.frombuffer(memory, dtype=np.float32).reshape(n, dim)
+    for chunk, vectors in zip(chunks, drawn(chunks), strict=True):
+        matrix[rows_of(chunk)] = vectors
+    return memory, matrix
+
+
+def private_memory(size: int) -> mmap.mmap:
+    """``size`` bytes of memory of this process alone. Private, because a page of shared memory (what
+    ``mmap.mmap(-1, size)`` maps on Linux) that is given back stays in the system's memory all the same."""
+    private = {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS} if hasattr(mmap, "MAP_PRIVATE") else {}
+    return mmap.mmap(-1, size, **private)
+
+
+def rows_of(chunk: Chunk) -> slice:
+    return slice(chunk.start, chunk.start + len(chunk.labels))
+
+
+def give_back(memory: mmap.mmap, matrix: np.ndarray, rows: slice) -> None:
+    """The whole pages under ``rows`` back to the system (``MADV_DONTNEED``: no longer needed, freed at
+    once); where the call is missing, they stay until the matrix goes."""
+    page, row_bytes = mmap.PAGESIZE, matrix.itemsize * matrix.shape[1]
+    first, end = -(-rows.start * row_bytes // page) * page, rows.stop * row_bytes // page * page
+    if end > first and hasattr(mmap, "MADV_DONTNEED"):
+        memory.madvise(mmap.MADV_DONTNEED, first, end - first)
+
+
+def exact_part(matrix: np.ndarray, k: int, rng: np.random.Generator, timed: int, graded: int) -> dict:
+    """The timed exact searches: numpy's product and faiss's flat search, each on the first ``timed``
     probes, with the ``graded`` probes and IVF's 256 centroids drawn from ``rng``.
 
-    The vectors are drawn straight into the flat index's memory, and numpy reads them there (a view,
-    not a copy), so the million vectors are held once; the index and the view are gone when this
-    returns. What the flat index searches is what ``flat.add`` of the same vectors would hold.
+    faiss's flat search is ``faiss.knn``: the very function ``IndexFlatIP.search`` runs, over the
+    vectors where they are (an ``IndexFlatIP`` would hold a second copy, half a gigabyte at a million).
     """
     import faiss
 
-    n = sum(len(chunk.labels) for chunk in chunks)
-    flat = faiss.IndexFlatIP(dim)
-    flat.codes.resize(n * dim * 4)  # sized once: adding chunk by chunk would grow it by doubling, and
-    flat.ntotal = n  # each doubling briefly holds the old and the new copy (0.4 GB more at a million)
-    matrix = faiss.rev_swig_ptr(flat.get_xb(), n * dim).reshape(n, dim)  # valid while ``flat`` lives
-    for chunk, vectors in zip(chunks, drawn(chunks), strict=True):  # into the index's own memory
-        matrix[chunk.start : chunk.start + len(vectors)] = vectors
+    n, dim = matrix.shape
     probes = matrix[rng.integers(0, n, graded)] + 0.05 * rng.standard_normal((graded, dim), dtype=np.float32)
     probes /= np.linalg.norm(probes, axis=1, keepdims=True)  # near a stored lesson, not on it
     centroids = matrix[rng.choice(n, 256, replace=False)]  # a seeded sample, copied out
@@ -154,33 +174,36 @@ def exact_part(
         top = np.argpartition(-scores, k)[:k]
         return top[np.argsort(-scores[top])]
 
+    def faiss_flat(q):
+        return faiss.knn(q[None, :], matrix, k, metric=faiss.METRIC_INNER_PRODUCT)[1][0]
+
     numpy_s, by_numpy = per_query_seconds(numpy_exact, probes[:timed])
-    flat_s, by_flat = per_query_seconds(lambda q: flat.search(q[None, :], k)[1][0], probes[:timed])
+    flat_s, by_flat = per_query_seconds(faiss_flat, probes[:timed])
     return {"numpy": numpy_s, "faiss flat": flat_s, "probes": probes, "centroids": centroids,
             "answers": list(zip(by_numpy, by_flat, strict=True))}  # fmt: skip
 
 
-def filed_and_graded(chunks: list[Chunk], dim: int, probes: np.ndarray, centroids: np.ndarray, k: int):
-    """The IVF index (256 lists around ``centroids``) filled with the vectors drawn again, and the exact
-    top ``k`` of every probe, graded chunk by chunk while each chunk is at hand. Returns (index, seconds
-    of filing, exact top k). Only the filing is timed; drawing and grading run side by side, untimed."""
+def filed_and_graded(chunks, memory: mmap.mmap, matrix: np.ndarray, probes, centroids: np.ndarray, k: int):
+    """The IVF index (256 lists around ``centroids``) filled chunk by chunk, each chunk's pages given back
+    once it holds them, and the exact top ``k`` of every probe, graded chunk by chunk on every core.
+    Returns (index, seconds of filing, exact top k); only the filing is timed."""
     import faiss
 
-    quantizer = faiss.IndexFlatIP(dim)
+    quantizer = faiss.IndexFlatIP(matrix.shape[1])
     quantizer.add(centroids)
-    ivf = faiss.IndexIVFFlat(quantizer, dim, 256, faiss.METRIC_INNER_PRODUCT)
+    ivf = faiss.IndexIVFFlat(quantizer, matrix.shape[1], 256, faiss.METRIC_INNER_PRODUCT)
     timed_threads, filing, graded = faiss.omp_get_max_threads(), 0.0, []
     faiss.omp_set_num_threads(SIDE_THREADS)  # filing is not what is compared: every core may help
 
-    def draw_and_grade(chunk: Chunk) -> tuple[np.ndarray, tuple]:
-        vectors = chunk.vectors()
-        return vectors, top_k_of_chunk(probes, vectors, chunk.start, k)
+    def grade(chunk: Chunk) -> tuple:
+        return top_k_of_chunk(probes, matrix[rows_of(chunk)], chunk.start, k)
 
-    for vectors, top in drawn(chunks, draw_and_grade):
+    for chunk, top in zip(chunks, drawn(chunks, grade), strict=True):
         graded.append(top)
         start = time.perf_counter()
-        ivf.add(vectors)  # files each vector under its nearest centroid
+        ivf.add(matrix[rows_of(chunk)])  # files each vector under its nearest centroid
         filing += time.perf_counter() - start
+        give_back(memory, matrix, rows_of(chunk))
     faiss.omp_set_num_threads(timed_threads)
     return ivf, filing, merged_top_k(graded, k)
 
@@ -191,17 +214,17 @@ def speed_row(n: int, dim: int = 128, k: int = 3, seed: int = 0, timed: int = 10
     of the exact top k it finds, over ``graded`` queries. (Ten timed queries each: at a million vectors
     an exact query takes tens of milliseconds, and the lesson reads a median, not a tail.)
 
-    Why the vectors are drawn twice: the flat index and the IVF index each hold a copy of all of them
-    (512 MB each at a million), so the IVF is filled after the flat index is freed, from the same
-    recipes drawn again (``Chunk``), and the peak memory is one copy, not three.
-    """
+    The vectors are held about once: the IVF index takes its copy chunk by chunk as their pages go back
+    (``held_once``), so a million of them peak near 512 MB, not the 1 GB of two copies."""
     import faiss
 
     rng = np.random.default_rng(seed)
     chunks = clustered_chunks(n, dim, rng)
-    timed_part = exact_part(chunks, dim, k, rng, timed, graded)
+    memory, matrix = held_once(chunks, dim)
+    timed_part = exact_part(matrix, k, rng, timed, graded)
     probes = timed_part["probes"]
-    ivf, filing, exact = filed_and_graded(chunks, dim, probes, timed_part["centroids"], k)
+    ivf, filing, exact = filed_and_graded(chunks, memory, matrix, probes, timed_part["centroids"], k)
+    del matrix  # the last view: the mapping goes with ``memory`` when this returns
     for (numpy_ids, flat_ids), ids in zip(timed_part["answers"], exact, strict=False):  # the same answers
         assert list(numpy_ids) == list(flat_ids) and set(numpy_ids) == set(ids)
     row = {
@@ -224,64 +247,38 @@ def speed_row(n: int, dim: int = 128, k: int = 3, seed: int = 0, timed: int = 10
     return row
 
 
-def speed_table(sizes=(100_000, 1_000_000), dim: int = 128, threads: int = 1, seed: int = 0) -> list[dict]:
-    """``speed_row`` for each size, in a fresh process where numpy's BLAS and faiss both use ``threads``."""
+def speed_rows(sizes=(100_000, 1_000_000), dim: int = 128, threads: int = 1, seed: int = 0) -> Iterator[dict]:
+    """``speed_row`` for each size, each as soon as it is measured, from one fresh process where numpy's
+    BLAS and faiss both use ``threads`` (one for every size: each more would load numpy and faiss again)."""
     env = os.environ | {
         name: str(threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
     }
-    # The IVF index grows 256 lists by doubling; with glibc's default, their outgrown copies stay in
-    # the heap (0.2 GB at a million vectors). Above 256 kB, a block is its own mapping, given back when
-    # freed.
+    # The IVF index grows 256 lists by doubling; with glibc's default, their outgrown copies stay in the
+    # heap (0.2 GB at a million vectors). Above 256 kB, a block is its own mapping, given back when freed.
     env["MALLOC_MMAP_THRESHOLD_"] = str(256 * 1024)
     command = [sys.executable, "-m", "ralph_mini.vector_speed", str(dim), str(seed), *map(str, sizes)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    with tempfile.TemporaryFile("w+") as errors:  # a file, not a pipe: a full pipe would stall the worker
+        worker = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
+        try:
+            yield from (json.loads(line) for line in worker.stdout)  # one line per size, as it finishes
+            worker.wait()
+        finally:  # stopped early (an interrupt, an error): the rest is not wanted, so the worker stops too
+            worker.kill()
+            worker.wait()
+            worker.stdout.close()
+        if worker.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{' '.join(command)} failed:\n{errors.read()[-2000:]}")
 
 
-def retrieval_speed(n: int = 100_000, dim: int = 512, k: int = 3, seed: int = 0, queries: int = 5) -> dict:
-    """Wall seconds per top-k query over ``n`` random unit vectors: one numpy call per stored vector
-    ("python loop": Python's call overhead), one numpy product, faiss's flat index on one thread
-    (numpy's BLAS keeps its own thread count here; ``speed_table`` makes them equal).
-
-    The three must agree on the top-k ids (asserted), so the comparison is of speed alone.
-    """
-    import faiss
-
-    faiss.omp_set_num_threads(1)
-    rng = np.random.default_rng(seed)
-    matrix = rng.standard_normal((n, dim)).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    index = faiss.IndexFlatIP(dim)
-    index.add(matrix)
-    noise = 0.1 * rng.standard_normal((queries, dim)).astype(np.float32)
-    probes = matrix[rng.integers(0, n, queries)] + noise  # near a stored lesson, not on it
-
-    def python_loop(q):
-        return [i for _, i in heapq.nlargest(k, ((float(row @ q), i) for i, row in enumerate(matrix)))]
-
-    def numpy_brute(q):
-        scores = matrix @ q
-        top = np.argpartition(-scores, k)[:k]
-        return [int(i) for i in top[np.argsort(-scores[top])]]
-
-    def faiss_search(q):
-        return [int(i) for i in index.search(q[None, :], k)[1][0]]
-
-    timings = {}
-    for name, search in (("python loop", python_loop), ("numpy", numpy_brute), ("faiss", faiss_search)):
-        start = time.perf_counter()
-        results = [search(q) for q in probes]
-        timings[name] = (time.perf_counter() - start) / queries
-        timings[f"{name} ids"] = results
-    assert timings["python loop ids"] == timings["numpy ids"] == timings["faiss ids"], "searches disagree"
-    return {name: timings[name] for name in ("python loop", "numpy", "faiss")}
+def speed_table(sizes=(100_000, 1_000_000), dim: int = 128, threads: int = 1, seed: int = 0) -> list[dict]:
+    return list(speed_rows(sizes, dim, threads, seed))  # every row of ``speed_rows``, once all are measured
 
 
-if __name__ == "__main__":  # speed_table's worker: python -m ralph_mini.vector_speed DIM SEED SIZE...
+if __name__ == "__main__":  # speed_rows' worker: python -m ralph_mini.vector_speed DIM SEED SIZE...
     import faiss
 
     faiss.omp_set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     dim, seed, *sizes = map(int, sys.argv[1:])
-    print(json.dumps([speed_row(n, dim, seed=seed) for n in sizes]))
+    for n in sizes:
+        print(json.dumps(speed_row(n, dim, seed=seed)), flush=True)  # a row as soon as it is measured

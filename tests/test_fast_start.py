@@ -10,12 +10,14 @@ same vectors however they are chunked, and the exact top k it grades against.
 """
 
 import json
+import mmap
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import numpy as np
+import pytest
 
 from ralph_mini import vector_speed
 from ralph_mini.vector_speed import clustered_unit_vectors, merged_top_k, top_k_of_chunk
@@ -99,6 +101,22 @@ def test_a_chunk_drawn_again_from_its_recipe_is_the_same_in_any_order(monkeypatc
     one_by_one = [chunk.vectors() for chunk in reversed(chunks)][::-1]
     assert all(np.array_equal(a, b) for a, b in zip(side_by_side, one_by_one, strict=True))
     assert np.allclose(np.linalg.norm(np.concatenate(side_by_side), axis=1), 1, atol=1e-6)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a page given back reads as zeros on Linux")
+def test_a_chunk_given_back_frees_the_whole_pages_under_it_and_no_other():
+    """The IVF index has copied a chunk: its pages go back to the system (and read as zeros if touched
+    again); a page the chunk shares with a row not yet filed must stay."""
+    memory = vector_speed.private_memory(8 * mmap.PAGESIZE)  # as the lesson's vectors are held
+    matrix = np.frombuffer(memory, dtype=np.float32).reshape(-1, 256)  # rows of 1 kB
+    matrix[:] = 1
+    per_page = mmap.PAGESIZE // 1024
+    vector_speed.give_back(memory, matrix, slice(1, 3 * per_page + 1))  # from inside page 0 into page 3
+    assert (matrix[per_page : 3 * per_page] == 0).all()  # pages 1 and 2: wholly the chunk's, given back
+    assert (matrix[:per_page] == 1).all() and (matrix[3 * per_page :] == 1).all()  # shared pages kept
+    vector_speed.give_back(memory, matrix, slice(3 * per_page + 1, 3 * per_page + 2))  # within one page
+    assert (matrix[3 * per_page :] == 1).all()
+    del matrix
 
 
 def test_the_vectors_are_seeded():

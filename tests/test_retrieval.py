@@ -421,6 +421,28 @@ def test_speed_table_grades_the_approximate_index_against_exact_search():
     assert [speed_row(3000, 16)[f"IVF {n}/256 recall@3"] for n in (1, 4, 16)] == recalls  # seeded
 
 
+def test_speed_rows_hands_each_size_over_as_it_is_measured_and_stops_its_worker_when_left(monkeypatch):
+    from ralph_mini import vector_speed
+
+    workers = []
+    popen = vector_speed.subprocess.Popen
+    monkeypatch.setattr(
+        vector_speed.subprocess, "Popen", lambda *a, **kw: workers.append(popen(*a, **kw)) or workers[-1]
+    )
+    rows = vector_speed.speed_rows(sizes=(3000, 200_000), dim=16)
+    assert next(rows)["vectors"] == 3000 and workers[0].poll() is None  # the worker goes on to 200,000
+    rows.close()  # the caller wants no more: the worker is stopped, not waited for
+    assert workers[0].returncode == -9 and workers[0].stdout.closed
+    assert [row["vectors"] for row in vector_speed.speed_rows(sizes=(1000, 2000), dim=8)] == [1000, 2000]
+
+
+def test_speed_rows_says_what_failed_in_its_worker():
+    from ralph_mini.vector_speed import speed_rows
+
+    with pytest.raises(RuntimeError, match=r"(?s)ralph_mini.vector_speed 16 0 -5 failed:.*Traceback"):
+        list(speed_rows(sizes=(-5,), dim=16))
+
+
 @given(
     st.integers(0, 2**32 - 1),
     st.integers(1, 64),

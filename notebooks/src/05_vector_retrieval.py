@@ -34,7 +34,7 @@ from ralph_mini.retrieval import (
     load_labelled_set,
     select_within_budget,
 )
-from ralph_mini.vector_speed import speed_table
+from ralph_mini.vector_speed import speed_rows
 
 LANGUAGE = lang.setup()
 labelled = load_labelled_set()
@@ -341,7 +341,7 @@ pd.DataFrame(rows)
 #
 # Exact search reads every stored vector once per query. numpy's matrix-vector product and faiss's
 # flat index do exactly that, in C; which one is faster depends mostly on how many threads each may
-# use. So both get the *same* number here, one thread: `speed_table` measures in a fresh Python process
+# use. So both get the *same* number here, one thread: `speed_rows` measures in a fresh Python process
 # where the thread count is fixed before numpy and faiss load. (A plain Python loop over the vectors,
 # one numpy call per row, would mostly measure Python's call overhead, not search.)
 #
@@ -350,19 +350,21 @@ pd.DataFrame(rows)
 # vectors and misses some true neighbours; **recall@3** is the share of the exact top 3 it still finds.
 #
 # The vectors are synthetic and seeded: clustered around 1,000 topics, 128 dimensions, so that a million
-# of them take 512 MB (at the hashing embedder's 512 dimensions they would take 2 GB). Times are
-# wall-clock on this machine and vary from run to run; the recalls do not (fixed seed, fixed index).
+# of them take 512 MB (at the hashing embedder's 512 dimensions they would take 2 GB). They are held
+# once: faiss's flat search here is `faiss.knn`, the function a flat index (`IndexFlatIP`) runs when it
+# searches, reading the very array numpy reads. Times are wall-clock on this machine and vary from run
+# to run; the recalls do not (fixed seed, fixed index).
 #
 # <!-- zh -->
 # 上下文很大时，起作用的是预算中“三条经验”这一部分；上下文很小时（一个很小的本地模型只有 2,048 个 token 甚至更少），起作用的是 15% 这一部分。无论哪种情况，注入量都有上限。
 #
 # ## 速度：faiss 什么时候划算？
 #
-# 精确搜索在每次查询时把存储的每个向量都读一遍。numpy 的矩阵-向量乘积和 faiss 的平面（flat）索引做的正是这件事，都在 C 里完成；哪个更快，主要取决于各自能用多少个线程。所以这里给两者*相同*的线程数：一个线程。`speed_table` 在一个全新的 Python 进程中测量，线程数在 numpy 和 faiss 加载之前就已固定。（用普通的 Python 循环遍历向量、每行调用一次 numpy，测到的主要是 Python 的调用开销，而不是搜索。）
+# 精确搜索在每次查询时把存储的每个向量都读一遍。numpy 的矩阵-向量乘积和 faiss 的平面（flat）索引做的正是这件事，都在 C 里完成；哪个更快，主要取决于各自能用多少个线程。所以这里给两者*相同*的线程数：一个线程。`speed_rows` 在一个全新的 Python 进程中测量，线程数在 numpy 和 faiss 加载之前就已固定。（用普通的 Python 循环遍历向量、每行调用一次 numpy，测到的主要是 Python 的调用开销，而不是搜索。）
 #
 # 第三个参赛者是*近似*搜索：IVF 索引把每个向量归到 256 个质心中最近的那个名下，查询只读取离它最近的几个列表。这样只读取一小部分向量，也会漏掉一些真正的近邻；**recall@3** 是它仍能找到的精确前 3 名所占的比例。
 #
-# 这些向量是合成的、种子固定：围绕 1,000 个主题聚类，128 维，所以一百万个向量占 512 MB（如果是哈希嵌入器的 512 维，会占 2 GB）。时间是本机上的墙钟时间（输出中标为 wall），每次运行都不一样；召回率不会变（固定种子，固定索引）。
+# 这些向量是合成的、种子固定：围绕 1,000 个主题聚类，128 维，所以一百万个向量占 512 MB（如果是哈希嵌入器的 512 维，会占 2 GB）。它们只存一份：这里 faiss 的平面搜索是 `faiss.knn`，也就是平面索引（`IndexFlatIP`）搜索时运行的那个函数，读的正是 numpy 读的那个数组。时间是本机上的墙钟时间（输出中标为 wall），每次运行都不一样；召回率不会变（固定种子，固定索引）。
 
 # %%
 from ralph_mini.widgets import progress
@@ -374,8 +376,8 @@ def show(label: str, seconds: float, recall: float | None = None) -> None:
     print(f"  {label:34}  wall {seconds * 1000:.2f} ms{tail}")  # "wall": varies from run to run
 
 
-for size in progress((100_000, 1_000_000), lang.tr("sizes", "规模")):  # one fresh process per size
-    row = speed_table(sizes=(size,), dim=128, threads=1)[0]
+SIZES = (100_000, 1_000_000)
+for row in progress(speed_rows(SIZES, dim=128, threads=1), lang.tr("sizes", "规模"), total=len(SIZES)):
     vectors, dim = f"{row['vectors']:,}", row["dim"]
     print(
         lang.tr(
