@@ -6,12 +6,13 @@ because it is part of what a record says about itself: how general the rule has 
 """
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 
+from ralph_mini.lesson_dict import LessonDict
 from ralph_mini.lesson_guards import instance_details
 from ralph_mini.rules import Rule, RuleSyntaxError, parse_rule
 
@@ -134,32 +135,35 @@ class LessonChanges:
     one; a lesson reports to it once watched (``Experience.watch``): memory's own lessons from the
     start, a lesson put in memory's dict by hand from the next ``take_touched`` (``adopt``)."""
 
-    def __init__(self, lessons: Mapping[str, Experience]) -> None:
+    def __init__(self, lessons: LessonDict) -> None:
         """A ledger the lessons of memory's dict report to from now on."""
         self.count = 0
         self.latest: dict[str, int] = {}  # id -> the count at its last liveness change, oldest first
         self.touched: dict[str, None] = {}  # ids with any field set since ``take_touched``, in order
         self.source, self.size = lessons, 0  # memory's dict, and how many of its lessons are watched
+        self.rewrites = lessons.rewrites  # the dict's rewrites when last adopted (``lesson_dict``)
         self.adopt(lessons, report=False)
 
-    def added(self, lessons: Mapping[str, Experience], lesson: Experience) -> None:
+    def added(self, lessons: LessonDict, lesson: Experience) -> None:
         """Memory has just added ``lesson`` to ``lessons``: watch it (and only it, if all before were)."""
         lesson.watch(self)
         if lessons is self.source and len(lessons) == self.size + 1:
             self.size += 1
 
-    def adopt(self, lessons: Mapping[str, Experience], report: bool = True) -> None:
+    def adopt(self, lessons: LessonDict, report: bool = True) -> None:
         """Watch the lessons put in memory's dict behind memory's back, and note them as touched (no
         field was set to say so): those appended by hand, past the lessons already watched, or every
-        lesson of a new dict (or of one a lesson was deleted from). Reads nothing when none were."""
-        if lessons is self.source and len(lessons) == self.size:
+        lesson of a new dict or of one a hand rewrote (a lesson swapped in or taken out). Reads nothing
+        when none were."""
+        same = lessons is self.source and lessons.rewrites == self.rewrites
+        if same and len(lessons) == self.size:
             return
-        start = self.size if lessons is self.source and len(lessons) > self.size else 0
+        start = self.size if same and len(lessons) > self.size else 0
         for lesson in islice(lessons.values(), start, None):
             lesson.watch(self)
             if report:
                 self.touched[lesson.id] = None
-        self.source, self.size = lessons, len(lessons)
+        self.source, self.size, self.rewrites = lessons, len(lessons), lessons.rewrites
 
     def note(self, experience_id: str, field: str) -> None:
         self.touched[experience_id] = None
@@ -168,7 +172,7 @@ class LessonChanges:
             self.latest.pop(experience_id, None)  # moved to the end: ``since`` stops at the first older one
             self.latest[experience_id] = self.count
 
-    def take_touched(self, lessons: Mapping[str, Experience]) -> list[str]:
+    def take_touched(self, lessons: LessonDict) -> list[str]:
         """The ids of the lessons in memory's dict ``lessons`` that had a field set since the last call
         or were put there behind memory's back (``adopt``), then forgets them."""
         self.adopt(lessons)

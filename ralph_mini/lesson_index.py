@@ -8,12 +8,10 @@
   first goes live; a search re-reads only the lessons whose status or last hit was set since the last
   one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
   that died by the clock while indexed is caught when it turns up as a candidate (checked only once
-  the oldest live lesson could have expired). A search costs 1.15-1.3x the raw faiss search under it
-  at 10k-100k lessons, and 1.6-1.8x at 10k with half not live (2.05-2.16x for the code before, run
-  in turn on 2026-12-05), where faiss has only 5k to scan and the per-search work (the query's
-  embedding, its words, exact re-scoring, each candidate's weight) is slowed by the caches faiss's scan
-  has just swept (``benchmarks/retrieval_speed.py``); with the results of a full sync before each
-  search.
+  the oldest live lesson could have expired). The results of a full sync before each search, at
+  1.15-1.3x the raw faiss search under it at 10k-100k lessons, 1.6-1.8x at 10k with half not live
+  (2.05-2.16x for the code before, in turn, 2026-12-05), where faiss scans only 5k and the per-search
+  work is slowed by the caches its scan swept (``benchmarks/retrieval_speed.py``).
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
@@ -28,6 +26,7 @@ import numpy as np
 
 from ralph_mini.embed import Embedder, KeywordIndex, keyword_words, rounded_cosines
 from ralph_mini.experience import LIVE
+from ralph_mini.lesson_dict import LessonDict
 from ralph_mini.live_filing import micros
 from ralph_mini.memory import Experience, Memory
 
@@ -89,12 +88,9 @@ class VectorIndex:
         self.add(list(active.values()))
 
     def search(self, text: str, k: int) -> list[tuple[str, float]]:
-        """[(experience id, cosine)], best first, ties by id: the same on every CPU.
-
-        faiss proposes twice ``k`` candidates (its float32 sums depend on the BLAS kernel and thread
-        count, so ranks near the cut may swap); each is then scored exactly (``rounded_cosines``:
-        ``exact_cosine`` rounded to ``SCORE_DECIMALS``), and the best ``k`` kept.
-        """
+        """[(experience id, cosine)], best first, ties by id: the same on every CPU. faiss proposes twice
+        ``k`` candidates (its float32 sums depend on the BLAS kernel and thread count, so ranks near the
+        cut may swap); each is scored exactly (``rounded_cosines``), and the best ``k`` kept."""
         return self.search_and_propose(text, k)[0]
 
     def search_and_propose(self, text: str, k: int) -> tuple[list[tuple[str, float]], list[str]]:
@@ -131,7 +127,8 @@ class LiveLessons:
     """Both indexes (keyword words, vectors) of a memory's live lessons: active, not past expiry.
 
     Slot i is the i-th experience of ``memory.experiences``. Memory never deletes and only appends, so a
-    slot keeps its lesson and slot order is memory order, the order the old full scan broke ties in.
+    slot keeps its lesson and slot order is memory order, the order the old full scan broke ties in (a
+    hand that swaps or takes out a lesson, ``lesson_dict``, makes the retriever start afresh).
     A lesson is tokenised and embedded once, when it first goes live. Keeping in step costs what changed,
     not what memory holds:
 
@@ -156,7 +153,7 @@ class LiveLessons:
         self.live = np.zeros(0, dtype=bool)  # in both indexes now
         self.oldest_hit = NEVER  # at most the earliest last hit of a live lesson (``any_dead``)
         self.clock_seen: tuple[datetime, float] | None = None  # (now, expire_after_days) last judged at
-        self.read_upto = 0  # memory.changes.count when the lessons were last read
+        self.read_upto, self.source, self.rewrites = 0, None, 0  # memory.changes.count; its dict, rewrites
         self.slots: dict[str, int] = {}  # experience id -> slot, once tokenised
         self.by_rule: list[tuple[str, int]] = []  # tokenised (rule, slot), sorted: the tie order
         self.rank = np.zeros(0, dtype=np.int64)  # slot -> 1 + its place in by_rule (0: not tokenised)
@@ -164,10 +161,11 @@ class LiveLessons:
         self.stash: dict[int, np.ndarray] = {}  # vectors taken out of faiss, kept for a comeback
 
     def follow(self, memory: Memory) -> bool:
-        """Every search: take in appended lessons, re-read those changed. False if memory shrank."""
-        size, known = len(memory.experiences), len(self.lessons)
-        if size < known:
+        """Every search: take in appended lessons, re-read those changed. False if memory's dict was
+        replaced, or a hand swapped a lesson in or took one out (``reads``): then start afresh."""
+        if not self.reads(memory.experiences):
             return False
+        size, known = len(memory.experiences), len(self.lessons)
         if size > known:  # (islice walks the known lessons too: only when there are new ones)
             self.append(list(islice(memory.experiences.values(), known, None)), memory)
         changed = {self.slot_of[i] for i in memory.changes.since(self.read_upto) if i in self.slot_of}
@@ -189,13 +187,17 @@ class LiveLessons:
 
     def resync(self, memory: Memory) -> bool:
         """Re-read every lesson. False if memory was rebuilt, not appended to (then start afresh)."""
-        lessons = list(memory.experiences.values())
-        if lessons[: len(self.lessons)] != self.lessons:
+        if self.lessons and not self.reads(memory.experiences):
             return False
-        self.append(lessons[len(self.lessons) :], memory)
+        self.append(list(islice(memory.experiences.values(), len(self.lessons), None)), memory)
         self.read_upto, self.oldest_hit = memory.changes.count, NEVER  # (every live one is read again)
+        self.source, self.rewrites = memory.experiences, memory.experiences.rewrites
         self.update(list(range(len(self.lessons))), (memory.clock(), memory.config.expire_after_days))
         return True
+
+    def reads(self, lessons: LessonDict) -> bool:
+        """Is ``lessons`` the dict the slots were read from, only appended to since (``lesson_dict``)?"""
+        return lessons is self.source and lessons.rewrites == self.rewrites
 
     def append(self, lessons: list[Experience], memory: Memory) -> None:
         """Take in lessons appended to memory; from now on each reports its changes to memory's ledger."""

@@ -11,22 +11,22 @@ one is still in date.
 
 Kept in step by memory's ledger (``experience.LessonChanges``): a lesson whose status, last hit,
 trigger or task type was set since the last read, by memory or by hand, is filed again; lessons
-appended to memory's dict are filed (and watched) at the next read; a dict replaced or shortened, or a
-lesson swapped in under a filed key, makes it file everything afresh.
+appended to memory's dict are filed (and watched) at the next read; a dict replaced, or rewritten by a
+hand (a lesson swapped in under a key it has, or taken out: ``lesson_dict.LessonDict``), makes it file
+everything afresh.
 
 Left out on purpose: dropping the filed lessons past expiry before ``sweep`` flags them (a reader checks
-each one's date, as it did when it scanned them all); and a lesson swapped in by hand under the key of
-one that is not filed (``memory.experiences[key] = other``, which no field set reports, as for
-``Memory.take_changed``): it is filed when memory's dict is next replaced or shortened.
+each one's date, as it did when it scanned them all).
 """
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import chain, islice
 
 from ralph_mini.experience import LIVE, Experience, LessonChanges, days_since
+from ralph_mini.lesson_dict import LessonDict
 
 EPOCH, MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)  # for ``micros``
 
@@ -35,9 +35,9 @@ class LiveFiling:
     """The lessons of one memory whose status is live, by (task type, trigger), in memory's order."""
 
     def __init__(self) -> None:
-        self.source: Mapping[str, Experience] | None = None  # memory's dict, as filed
+        self.source: LessonDict | None = None  # memory's dict, as filed
         self.ledger: LessonChanges | None = None
-        self.read_upto = 0  # the ledger's count when last read
+        self.read_upto, self.rewrites = 0, 0  # the ledger's count and the dict's rewrites when last read
         self.keys: list[str] = []  # slot -> its key in memory's dict; slot order is memory's order
         self.lessons: list[Experience] = []  # slot -> lesson
         self.slot_of: dict[str, int] = {}  # lesson id -> slot
@@ -47,7 +47,7 @@ class LiveFiling:
         self.hits: list[tuple[float, int, str]] = []  # heap: (last hit in µs, slot, last_hit_at as filed)
         self.stamps: dict[int, str] = {}  # slot -> the last hit of its newest heap entry
 
-    def of(self, lessons: Mapping[str, Experience], ledger: LessonChanges, task_type: str | None = None,
+    def of(self, lessons: LessonDict, ledger: LessonChanges, task_type: str | None = None,
            triggers: Iterable[str] | None = None) -> list[Experience]:  # fmt: skip
         """The filed lessons of ``task_type`` (None: every type) whose trigger is among ``triggers``
         (None: any trigger; then a task type is needed), in memory's order."""
@@ -57,14 +57,9 @@ class LiveFiling:
             found = shelf.values() if triggers is None else [shelf[t] for t in once(triggers) if t in shelf]
         else:
             found = [self.by_type[k][t] for t in once(triggers or ()) for k in self.by_trigger.get(t, ())]
-        slots = sorted(chain.from_iterable(found))
-        keys, filed = self.keys, [self.lessons[s] for s in slots]
-        if any([lessons.get(keys[s]) is not e for s, e in zip(slots, filed, strict=True)]):  # swapped by hand
-            self.refile(lessons, ledger)
-            return self.of(lessons, ledger, task_type, triggers)
-        return filed
+        return [self.lessons[s] for s in sorted(chain.from_iterable(found))]
 
-    def expired(self, lessons: Mapping[str, Experience], ledger: LessonChanges, now: datetime,
+    def expired(self, lessons: LessonDict, ledger: LessonChanges, now: datetime,
                 expire_after_days: float) -> list[Experience]:  # fmt: skip
         """The filed lessons past expiry at ``now`` (``days_since`` their last hit), in memory's order:
         the oldest hits first, until one is in date. A heap entry whose lesson was hit or left since is
@@ -81,12 +76,12 @@ class LiveFiling:
             heapq.heappop(self.hits)
         return [self.lessons[s] for s in sorted(due)]
 
-    def follow(self, lessons: Mapping[str, Experience], ledger: LessonChanges) -> None:
+    def follow(self, lessons: LessonDict, ledger: LessonChanges) -> None:
         """File what changed since the last read: appended lessons, and those the ledger names."""
-        if ledger.count == self.read_upto and ledger is self.ledger and lessons is self.source:
-            if len(lessons) == len(self.keys):  # nothing changed: the common case, so it is checked first
-                return None
-        if lessons is not self.source or ledger is not self.ledger or len(lessons) < len(self.keys):
+        same = lessons is self.source and ledger is self.ledger and lessons.rewrites == self.rewrites
+        if same and ledger.count == self.read_upto and len(lessons) == len(self.keys):
+            return None  # nothing changed: the common case, so it is checked first
+        if not same or len(lessons) < len(self.keys):
             return self.refile(lessons, ledger)
         if len(lessons) > len(self.keys):  # (islice walks the known keys too: only when there are new)
             for key in islice(lessons, len(self.keys), None):
@@ -99,9 +94,14 @@ class LiveFiling:
             self.hits = [self.hit(s) for s in self.place]
             heapq.heapify(self.hits)
 
-    def refile(self, lessons: Mapping[str, Experience], ledger: LessonChanges) -> None:
+    def refile(self, lessons: LessonDict, ledger: LessonChanges) -> None:
         self.__init__()
-        self.source, self.ledger, self.read_upto = lessons, ledger, ledger.count
+        self.source, self.ledger, self.read_upto, self.rewrites = (
+            lessons,
+            ledger,
+            ledger.count,
+            lessons.rewrites,
+        )
         for key, lesson in lessons.items():
             self.append(key, lesson, ledger)
 

@@ -53,6 +53,7 @@ from ralph_mini.experience import (
     lesson_key,
     quarantine,
 )
+from ralph_mini.lesson_dict import LessonDict
 from ralph_mini.lesson_guards import Vocabulary, instance_details
 from ralph_mini.live_filing import LiveFiling, live_in_date
 from ralph_mini.rule_forms import (
@@ -77,25 +78,26 @@ class Memory:
     def __init__(self, clock: Clock, config: MemoryConfig | None = None, experiences: Iterable = ()):
         self.clock = clock
         self.config = config or MemoryConfig()
-        self.experiences: dict[str, Experience] = {e.id: e for e in experiences}
+        self.experiences = {e.id: e for e in experiences}  # a LessonDict (``experiences``)
         self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
         self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
         self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
         self.changes = LessonChanges(self.experiences)  # who changed, by any hand (see take_changed)
         self.filing = LiveFiling()  # the live lessons by task type and trigger, and by last hit
 
-    def propose(
-        self,
-        rule_text: str,
-        *,
-        task_id: str,
-        run_id: str,
-        task_type: str,
-        calls_saved: int = 0,
-        failure_reason: str = "",
-        rejected: bool = False,
-        vocabulary: Vocabulary | None = None,
-    ) -> tuple[str, Experience | None]:
+    @property
+    def experiences(self) -> LessonDict:
+        """Every lesson, by key. Memory keeps them in a dict of its own (one given is copied into it) that
+        counts what a hand rewrites, so its readers see a lesson swapped in as they see one added."""
+        return self._experiences
+
+    @experiences.setter
+    def experiences(self, lessons: Mapping[str, Experience]) -> None:
+        self._experiences = lessons if isinstance(lessons, LessonDict) else LessonDict(lessons)
+
+    def propose(self, rule_text: str, *, task_id: str, run_id: str, task_type: str, calls_saved: int = 0,
+                failure_reason: str = "", rejected: bool = False,
+                vocabulary: Vocabulary | None = None) -> tuple[str, Experience | None]:  # fmt: skip
         """Offer a rule learned on a task of ``task_type``. Returns (decision, experience); the decision
         says what happened. ``vocabulary``: the world's words, which the instance filter must not take
         for names or ids (and without which it cannot judge a word in a tool's slot)."""
@@ -115,17 +117,11 @@ class Memory:
         experience = self.experiences.get(key) or self.equivalent(rule, task_type)
         if experience is None:
             experience = Experience(
-                id=key,
-                rule=str(rule),
-                task_type=task_type,
-                trigger=trigger_tag(rule),
-                tools=sorted(rule.tools()),
+                id=key, rule=str(rule), task_type=task_type, trigger=trigger_tag(rule),
+                tools=sorted(rule.tools()), failure_reason=failure_reason, created_at=now, last_hit_at=now,
                 result="saves calls" if any(a.verb == "skip" for a in rule.actions) else "steers tool choice",
-                failure_reason=failure_reason,
-                created_at=now,
-                last_hit_at=now,
                 confirmations=0,
-            )
+            )  # fmt: skip
             self.experiences[key] = experience
             self.shelves.add(self.experiences, experience)
             self.changes.added(self.experiences, experience)
@@ -282,8 +278,8 @@ class Memory:
 
     def take_changed(self) -> list[Experience]:
         """The lessons changed (or quarantined on load) since the last call, by memory or by hand (a field
-        set, a lesson put in ``experiences``), then forgets them: what a store writes after a task, found
-        without a sweep. Not among them: a list edited in place, a lesson swapped in under its own id."""
+        set, a lesson put in ``experiences`` or swapped in there), then forgets them: what a store writes
+        after a task, found without a sweep. Not among them: a list edited in place."""
         touched = [self.experiences[i] for i in self.changes.take_touched(self.experiences)]
         changed, self.changed = self.changed | {e.id: e for e in touched}, {}
         return list(changed.values())

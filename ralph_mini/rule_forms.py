@@ -40,6 +40,7 @@ from dataclasses import replace
 from heapq import merge
 from typing import Protocol
 
+from ralph_mini.lesson_dict import LessonDict
 from ralph_mini.rules import ACTION_VERBS, Action, Rule, Trigger, rule_in
 
 AGE_TOLERANCE = 0.2  # near duplicates: age thresholds within 20% of the larger one
@@ -226,18 +227,19 @@ class Shelves:
     """A memory's lessons filed by (task type, trigger family), each with its canonical rule computed once.
     Memory compares a new rule with one or two shelves instead of every lesson, so propose, dedup and
     contradiction cost the same at 100 lessons as at 100k. Filed again from scratch if the lessons' dict
-    was replaced or grew behind memory's back, or a lesson on a shelf read was replaced or its rule text
-    changed (memory never edits a rule; one edited by hand is refiled once its old shelf is read)."""
+    was replaced, grew or was rewritten behind memory's back (``lesson_dict``), or a lesson on a shelf
+    read had its rule text changed (memory never edits a rule; one edited by hand is refiled once its
+    old shelf is read)."""
 
     def __init__(self) -> None:
         self.filed: dict[tuple, list[Filed]] = {}
-        self.source: Mapping[str, Lesson] | None = None  # the dict filed ...
-        self.count = 0  # ... and how many of its lessons
+        self.source: LessonDict | None = None  # the dict filed ...
+        self.count, self.rewrites = 0, 0  # ... how many of its lessons, and its rewrites when filed
 
-    def of(self, lessons: Mapping[str, Lesson], task_type: str, *triggers: Trigger) -> Iterator[Filed]:
+    def of(self, lessons: LessonDict, task_type: str, *triggers: Trigger) -> Iterator[Filed]:
         """The parsed lessons of ``task_type`` filed under the families of ``triggers``, in ``lessons``'
         order (the order a scan of every lesson would meet them)."""
-        if self.source is not lessons or self.count != len(lessons):
+        if self.source is not lessons or self.count != len(lessons) or self.rewrites != lessons.rewrites:
             self.refile(lessons)
         keys = dict.fromkeys((task_type, family(t)) for t in triggers)
         if any(
@@ -248,13 +250,13 @@ class Shelves:
             self.refile(lessons)
         return merge(*[self.filed.get(key, []) for key in keys])
 
-    def add(self, lessons: Mapping[str, Lesson], lesson: Lesson) -> None:
+    def add(self, lessons: LessonDict, lesson: Lesson) -> None:
         """File a lesson just added to ``lessons`` (if the shelves were up to date before it)."""
-        if self.source is lessons and self.count == len(lessons) - 1:
+        if self.source is lessons and self.count == len(lessons) - 1 and self.rewrites == lessons.rewrites:
             self._file(lesson)
 
-    def refile(self, lessons: Mapping[str, Lesson]) -> None:
-        self.filed, self.source, self.count = {}, lessons, 0
+    def refile(self, lessons: LessonDict) -> None:
+        self.filed, self.source, self.count, self.rewrites = {}, lessons, 0, lessons.rewrites
         for lesson in lessons.values():
             self._file(lesson)
 

@@ -232,6 +232,22 @@ def test_a_lesson_put_in_memory_by_hand_reaches_the_store_and_reports_its_edits(
     assert loaded[put.id].rule == put.rule
 
 
+def test_a_lesson_swapped_in_by_hand_reaches_the_store(tmp_path):
+    """``memory.experiences[key] = other`` under a key memory has, or one lesson taken out and another
+    put in: no field was set and memory holds as many lessons as before, yet the store must get them."""
+    mem = Memory(FakeClock(), MemoryConfig(), [lesson(SKIP_DB), lesson(SKIP_DB, "refund", number=1)])
+    mem.take_changed()
+    first, second = mem.experiences.values()
+    swapped = mem.experiences[first.id] = lesson("when any task: skip query_payment_provider")
+    assert swapped in mem.take_changed() and mem.take_changed() == []  # (all: what changed is not known)
+    del mem.experiences[second.id]
+    put = lesson("when any task: start with query_database", number=2)
+    mem.experiences[put.id] = put
+    assert put in mem.take_changed()
+    swapped.status = "removed"  # watched now: its edits reach the store too
+    assert mem.take_changed() == [swapped]
+
+
 def test_a_new_dict_of_lessons_is_handed_over_whole():
     mem = Memory(FakeClock(), experiences=[lesson(SKIP_DB)])
     mem.take_changed()

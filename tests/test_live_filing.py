@@ -101,7 +101,7 @@ def hand_edit(memory: Memory, rng: random.Random, clock: FakeClock, number: int)
     """One change, by memory or by a hand in a notebook."""
     lessons = list(memory.experiences.values())
     lesson = rng.choice(lessons)
-    move = rng.randrange(9)
+    move = rng.randrange(11)
     if move == 0:
         lesson.status = rng.choice(STATUSES)
     elif move == 1:
@@ -113,13 +113,22 @@ def hand_edit(memory: Memory, rng: random.Random, clock: FakeClock, number: int)
     elif move == 4:  # appended behind memory's back
         new = random_lesson(rng, clock, number)
         memory.experiences[new.id] = new
-    elif move == 5:  # another live lesson of the same type and trigger, under a key memory has
-        if lesson.status in LIVE:
-            memory.experiences[lesson.id] = dataclasses.replace(lesson, rule=lesson.rule + " ")
+    elif move == 5:  # another lesson under a key memory has, live or not, filed or not
+        memory.experiences[lesson.id] = dataclasses.replace(
+            lesson, rule=lesson.rule + " ", status=rng.choice(STATUSES)
+        )
     elif move == 6:  # a new dict, as a notebook might rebuild it
         memory.experiences = {e.id: e for e in rng.sample(lessons, len(lessons))}
     elif move == 7:
         clock.advance(days=rng.choice([1, 5, 12]))
+    elif move == 9:  # one taken out and another put in: as many lessons as before
+        del memory.experiences[lesson.id]
+        new = random_lesson(rng, clock, number)
+        memory.experiences[new.id] = new
+    elif move == 10:  # the same, by dict methods
+        memory.experiences.pop(lesson.id)
+        new = random_lesson(rng, clock, number)
+        memory.experiences.update({new.id: new})
     else:
         lesson.last_hit_at = clock().isoformat(timespec="minutes")
 
@@ -167,6 +176,19 @@ def test_sweep_flags_in_memorys_order_and_once():
     assert memory.sweep() == [] and old[2].status == "active"
 
 
+def test_a_lesson_swapped_in_under_the_key_of_one_not_filed_is_read():
+    clock = FakeClock()
+    first, gone = start_lesson(1), start_lesson(2)
+    gone.status = "removed"
+    memory = Memory(clock, MemoryConfig(), [first, gone])
+    assert memory.retrieve({"any"}, 3) == [first]
+    back = memory.experiences[gone.id] = dataclasses.replace(
+        gone, status="active", rule="when any task: skip tool_2"
+    )
+    assert memory.retrieve({"any"}, 3) == scanned_retrieve(memory, {"any"}, 3, (), None)
+    assert back in memory.retrieve({"any"}, 3) and memory.live("status", ["any"]) == [first, back]
+
+
 def test_a_live_lesson_swapped_in_under_its_key_is_the_one_read():
     clock = FakeClock()
     first = start_lesson(1)
@@ -176,3 +198,42 @@ def test_a_live_lesson_swapped_in_under_its_key_is_the_one_read():
         first, rule="when any task: start with tool_2"
     )
     assert memory.retrieve({"any"}, 3, task_type="status")[0] is swapped
+
+
+# --- memory's dict counts what a hand rewrites in it (lesson_dict) -------------------------------------
+
+
+def test_memorys_dict_counts_every_rewrite_and_no_append():
+    from ralph_mini.lesson_dict import LessonDict
+
+    lessons = LessonDict(a=1)
+    lessons["b"] = 2
+    lessons.setdefault("c", 3)
+    lessons.update(d=4)
+    lessons |= {"e": 5}
+    assert lessons.rewrites == 0 and list(lessons) == ["a", "b", "c", "d", "e"]  # appends only
+    rewrites = [
+        lambda: lessons.__setitem__("a", 9), lambda: lessons.update({"b": 8}), lambda: lessons.__ior__({"c": 7}),
+        lambda: lessons.__delitem__("d"), lambda: lessons.pop("e"), lambda: lessons.popitem(), lambda: lessons.clear(),
+    ]  # fmt: skip
+    for number, rewrite in enumerate(rewrites, 1):
+        rewrite()
+        assert lessons.rewrites == number
+    lessons.pop("gone", None), lessons.clear()  # nothing taken out: no rewrite
+    assert lessons.rewrites == len(rewrites)
+
+
+def test_memory_keeps_its_lessons_in_its_own_counting_dict_through_copies():
+    import pickle
+
+    from ralph_mini.lesson_dict import LessonDict
+
+    clock = FakeClock()
+    given = {e.id: e for e in [start_lesson(1), start_lesson(2)]}
+    memory = Memory(clock, MemoryConfig(), given.values())
+    memory.experiences = given  # a plain dict: copied into memory's own
+    assert type(memory.experiences) is LessonDict and memory.experiences == given
+    memory.experiences[start_lesson(1).id] = start_lesson(3)
+    for twin in (copy.deepcopy(memory), pickle.loads(pickle.dumps(memory))):
+        assert type(twin.experiences) is LessonDict and twin.experiences.rewrites == 1
+        assert twin.live("status", ["any"]) == memory.live("status", ["any"])

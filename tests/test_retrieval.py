@@ -359,6 +359,31 @@ def test_a_search_rereads_only_the_lessons_changed_since_the_last(monkeypatch):
     assert retriever.search("pending order", 3) == Retriever(memory).search("pending order", 3)
 
 
+def test_a_search_finds_what_a_fresh_retriever_finds_after_lessons_swapped_or_replaced_by_hand():
+    """Lessons put in, swapped or taken out of memory's dict by hand (no field set says so): each search
+    agrees with a retriever that reads memory afresh."""
+    import dataclasses
+
+    memory = active_memory()
+    retriever, query = Retriever(memory), "pending order"
+    retriever.search(query, 3)
+    lessons = list(memory.experiences.values())
+    lessons[0].status = "removed"
+    retriever.search(query, 3)
+    edits = [
+        lambda: memory.experiences.__setitem__(lessons[0].id, dataclasses.replace(lessons[0], status="active",
+                                               rule="when status is pending: skip query_payment_api")),
+        lambda: memory.experiences.__setitem__(lessons[1].id, dataclasses.replace(lessons[1], status="removed")),
+        lambda: (memory.experiences.pop(lessons[2].id),
+                 memory.experiences.update({"f" * 12: dataclasses.replace(lessons[2], id="f" * 12,
+                                                                          rule="when any task: answer")})),
+    ]  # fmt: skip
+    for edit in edits:
+        edit()
+        found = [(s.experience.id, s.experience.rule) for s in retriever.search(query, 5)]
+        assert found == [(s.experience.id, s.experience.rule) for s in Retriever(memory).search(query, 5)]
+
+
 def test_a_clock_moved_back_brings_back_lessons_expired_by_it():
     """Only a clock moved back (or a longer expiry) can revive a lesson no one touched: the follower
     re-tests the active lessons it left out then, and answers as a fresh retriever."""
