@@ -20,8 +20,6 @@ def in_workers(func: Callable, items: Sequence, workers: int = 1, progress: Call
     """``func`` of each item, in order: here, or in ``workers`` processes sharing the cores
     (``worker_threads``); ``progress`` wraps the results as they finish (a bar)."""
     share = (max(1, (os.cpu_count() or 1) // workers),)  # faiss threads per worker
-    if workers > 1:  # loaded here, before the workers fork, so that each does not load it again
-        import faiss  # noqa: F401 (and numpy with it: a quarter second a worker, on the cores they share)
     pool = ProcessPoolExecutor(workers, initializer=worker_threads, initargs=share) if workers > 1 else None
     with pool or nullcontext():
         done = pool.map(func, items, chunksize=chunksize) if pool else map(func, items)
