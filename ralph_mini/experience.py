@@ -85,10 +85,13 @@ class Experience:
             changes.note(self.id, name)
 
     def watch(self, changes: "LessonChanges") -> None:
-        """Note this lesson's changes in ``changes`` from now on (not a field: no file holds it)."""
+        """Note this lesson's changes in ``changes`` from now on (not a field: no file holds it). A lesson
+        a hand put in memory that memory cannot weigh (a last hit that is not a time, a rule that does
+        not parse) is quarantined as it joins, as on load: kept with the reason, never read live."""
         watchers = self.__dict__.get("_watchers", ())
         if changes not in watchers:
             self.__dict__["_watchers"] = (*watchers, changes)
+            quarantine(self)
 
     def __post_init__(self) -> None:
         self.recent, self.wrong_answers = self.recent or "", self.wrong_answers or 0  # NULL in an old store

@@ -237,3 +237,22 @@ def test_memory_keeps_its_lessons_in_its_own_counting_dict_through_copies():
     for twin in (copy.deepcopy(memory), pickle.loads(pickle.dumps(memory))):
         assert type(twin.experiences) is LessonDict and twin.experiences.rewrites == 1
         assert twin.live("status", ["any"]) == memory.live("status", ["any"])
+
+
+@pytest.mark.parametrize("read", ["sweep", "retrieve", "search", "take_changed"])
+def test_a_lesson_put_in_by_hand_that_memory_cannot_weigh_is_quarantined_not_a_crash(read):
+    """A hand's lesson whose last hit is not a time: quarantined as it joins (as a file's is on load),
+    with what to write, and handed to the store; memory's reads go on (they raised Python's ValueError)."""
+    from ralph_mini.retrieval import Retriever
+
+    memory = Memory(FakeClock(), MemoryConfig(), [start_lesson(1)])
+    retriever = Retriever(memory)
+    memory.retrieve({"any"}, 3), retriever.search("start", 3), memory.take_changed()
+    bad = start_lesson(2, last_hit="yesterday")
+    memory.experiences[bad.id] = bad
+    reads = {"sweep": memory.sweep, "retrieve": lambda: memory.retrieve({"any"}, 3),
+             "search": lambda: retriever.search("start", 3), "take_changed": memory.take_changed}  # fmt: skip
+    reads[read]()
+    assert bad.status == "quarantined" and "2025-03-10T12:00" in bad.status_reason
+    assert memory.retrieve({"any"}, 3) == [memory.experiences[start_lesson(1).id]] and memory.sweep() == []
+    assert bad in memory.take_changed() or read == "take_changed"
