@@ -96,12 +96,8 @@ class LiveFiling:
 
     def refile(self, lessons: LessonDict, ledger: LessonChanges) -> None:
         self.__init__()
-        self.source, self.ledger, self.read_upto, self.rewrites = (
-            lessons,
-            ledger,
-            ledger.count,
-            lessons.rewrites,
-        )
+        self.source, self.ledger, self.read_upto = lessons, ledger, ledger.count
+        self.rewrites = lessons.rewrites
         for key, lesson in lessons.items():
             self.append(key, lesson, ledger)
 

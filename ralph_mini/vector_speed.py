@@ -183,7 +183,14 @@ def exact_part(matrix: np.ndarray, k: int, rng: np.random.Generator, timed: int,
             "answers": list(zip(by_numpy, by_flat, strict=True))}  # fmt: skip
 
 
-def filed_and_graded(chunks, memory: mmap.mmap, matrix: np.ndarray, probes, centroids: np.ndarray, k: int):
+def filed_and_graded(
+    chunks: list[Chunk],
+    memory: mmap.mmap,
+    matrix: np.ndarray,
+    probes: np.ndarray,
+    centroids: np.ndarray,
+    k: int,
+) -> tuple:
     """The IVF index (256 lists around ``centroids``) filled chunk by chunk, each chunk's pages given back
     once it holds them, and the exact top ``k`` of every probe, graded chunk by chunk on every core.
     Returns (index, seconds of filing, exact top k); only the filing is timed."""
