@@ -38,8 +38,7 @@ class LiveFiling:
         self.source: LessonDict | None = None  # memory's dict, as filed
         self.ledger: LessonChanges | None = None
         self.read_upto, self.rewrites = 0, 0  # the ledger's count and the dict's rewrites when last read
-        self.keys: list[str] = []  # slot -> its key in memory's dict; slot order is memory's order
-        self.lessons: list[Experience] = []  # slot -> lesson
+        self.lessons: list[Experience] = []  # slot -> lesson; slot order is memory's order
         self.slot_of: dict[str, int] = {}  # lesson id -> slot
         self.place: dict[int, tuple[str, str]] = {}  # slot -> (task type, trigger), for the filed ones
         self.by_type: dict[str, dict[str, dict[int, None]]] = {}  # task type -> trigger -> slots
@@ -79,13 +78,13 @@ class LiveFiling:
     def follow(self, lessons: LessonDict, ledger: LessonChanges) -> None:
         """File what changed since the last read: appended lessons, and those the ledger names."""
         same = lessons is self.source and ledger is self.ledger and lessons.rewrites == self.rewrites
-        if same and ledger.count == self.read_upto and len(lessons) == len(self.keys):
+        if same and ledger.count == self.read_upto and len(lessons) == len(self.lessons):
             return None  # nothing changed: the common case, so it is checked first
-        if not same or len(lessons) < len(self.keys):
+        if not same or len(lessons) < len(self.lessons):
             return self.refile(lessons, ledger)
-        if len(lessons) > len(self.keys):  # (islice walks the known keys too: only when there are new)
-            for key in islice(lessons, len(self.keys), None):
-                self.append(key, lessons[key], ledger)
+        if len(lessons) > len(self.lessons):  # (islice walks the known ones too: only when there are new)
+            for lesson in islice(lessons.values(), len(self.lessons), None):
+                self.append(lesson, ledger)
         for lesson_id in ledger.since(self.read_upto):
             if lesson_id in self.slot_of:
                 self.file(self.slot_of[lesson_id])
@@ -98,15 +97,14 @@ class LiveFiling:
         self.__init__()
         self.source, self.ledger, self.read_upto = lessons, ledger, ledger.count
         self.rewrites = lessons.rewrites
-        for key, lesson in lessons.items():
-            self.append(key, lesson, ledger)
+        for lesson in lessons.values():
+            self.append(lesson, ledger)
 
-    def append(self, key: str, lesson: Experience, ledger: LessonChanges) -> None:
+    def append(self, lesson: Experience, ledger: LessonChanges) -> None:
         lesson.watch(ledger)  # from now on its changes reach the ledger, a hand's included
-        self.slot_of[lesson.id] = len(self.keys)
-        self.keys.append(key)
+        self.slot_of[lesson.id] = len(self.lessons)
         self.lessons.append(lesson)
-        self.file(len(self.keys) - 1)
+        self.file(len(self.lessons) - 1)
 
     def file(self, slot: int) -> None:
         """File the lesson where it belongs now: off its old shelf, onto its new one if it is live, and its
