@@ -51,7 +51,6 @@ from ralph_mini.experience import (
     decay_factor,
     generalization_confidence,
     lesson_key,
-    quarantine,
 )
 from ralph_mini.lesson_dict import LessonDict
 from ralph_mini.lesson_guards import Vocabulary, instance_details
@@ -79,10 +78,11 @@ class Memory:
         self.clock = clock
         self.config = config or MemoryConfig()
         self.experiences = {e.id: e for e in experiences}  # a LessonDict (``experiences``)
-        self.quarantined = [e for e in self.experiences.values() if quarantine(e)]  # checked on load
+        self.changes = LessonChanges(self.experiences)  # who changed, by any hand (see take_changed)
+        # quarantined on load: as each lesson joined the ledger, ``Experience.watch`` checked it
+        self.quarantined = [e for e in self.experiences.values() if e.status == "quarantined"]
         self.changed: dict[str, Experience] = {e.id: e for e in self.quarantined}  # see take_changed
         self.shelves = Shelves()  # where a rule's duplicates and rivals can be (rule_forms.Shelves)
-        self.changes = LessonChanges(self.experiences)  # who changed, by any hand (see take_changed)
         self.filing = LiveFiling()  # the live lessons by task type and trigger, and by last hit
 
     @property

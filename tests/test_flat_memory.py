@@ -53,7 +53,7 @@ def test_instance_check_runs_once_per_rule_text_and_again_when_it_changes(monkey
     e.rule = NAMES_ONE  # edited in place: the kept verdict is not trusted
     assert mem.weight(e) == 0.0 and calls == [SKIP_DB, NAMES_ONE]
     e.rule = 42  # a corrupted row: not text at all, parsed as nothing, and quarantined
-    assert e.parsed is None and memory.quarantine(e) and e.status == "quarantined"
+    assert e.parsed is None and experience_module.quarantine(e) and e.status == "quarantined"
 
 
 def test_parse_once_per_text_through_load_propose_and_retrieve(monkeypatch, tmp_path):
