@@ -239,8 +239,7 @@ class Store:
         memory = Memory(clock, config, self._lessons())
         paths = [Path(directory, name) for name in ("journal.md", "memory.json", "log.jsonl")]
         paths[0].write_text(journal(memory), encoding="utf-8")
-        lessons = [asdict(e) for e in memory.experiences.values()]
-        data = {"format": memory_file.FORMAT, "version": memory_file.VERSION, "experiences": lessons}
+        data = memory_file.file_data(memory.experiences.values())
         paths[1].write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
         paths[2].write_text("")  # append_run appends
         for records, summary in self.runs():

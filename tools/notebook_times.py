@@ -14,9 +14,14 @@ A cell over ``SLOW_CELL_S`` seconds must show a progress bar: its saved output t
     python tools/notebook_times.py                    # every lesson and exercise; the 10 slowest cells
     python tools/notebook_times.py --only 05 09       # notebooks whose name starts with 05 or 09
     python tools/notebook_times.py --slowest 20 --json times.json
-    PYTHONPATH=/tmp/before27 python /tmp/before27/../notebook_times.py --root /tmp/before27  # another tree
+    python tools/notebook_times.py --vs /tmp/before --rounds 3   # this tree against another, paired
 
-Timings are wall clock on a shared machine: run it twice and read the medians, not one figure.
+Timings are wall clock on a shared machine, whose speed drifts by more than most changes (the same code
+took 54.9-68.7 s for the whole set within an hour). So a before and after is measured paired: with
+``--vs OTHER`` each notebook runs in both trees back to back, in turns (this tree first in odd rounds,
+the other first in even ones), and the table gives each tree's median over the rounds, per notebook and
+in all. ``OTHER`` is a checkout of another commit (``git worktree add /tmp/before <commit>``); each
+tree's notebooks import that tree's package (``PYTHONPATH``).
 """
 
 import argparse
@@ -27,6 +32,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
+from statistics import median
 
 SLOW_CELL_S = 10.0  # a cell slower than this must show a progress bar (issue 27)
 BAR = "|██████████|"  # a finished tqdm bar, as the saved output of ralph_mini.widgets.progress reads
@@ -72,7 +78,9 @@ def run_one(path: Path, root: Path) -> dict:
 def measure(path: Path, root: Path) -> dict:
     """Run one notebook in a fresh Python process (see the module docstring) and read its description."""
     command = [sys.executable, __file__, "--one", str(path), "--root", str(root)]
-    done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    paths = [str(root), os.environ.get("PYTHONPATH")]  # the kernel imports root's package
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, paths))}
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-3:]
         return {"name": path.name, "error": " / ".join(tail)}
@@ -112,18 +120,53 @@ def report(results: list[dict], slowest: int) -> str:
     return "\n".join(lines)
 
 
+def cell_total(result: dict) -> float:
+    return sum(c["seconds"] for c in result.get("cells", []))
+
+
+def paired(here: Path, other: Path, only: list[str], rounds: int) -> tuple[str, bool]:
+    """Each notebook in both trees back to back, ``rounds`` times, taking turns at going first; the
+    median cell seconds of each, per notebook and of the whole set (a total per round, then its median).
+    Returns the table and whether every run succeeded."""
+    names = [p.relative_to(here) for p in notebooks(here, only)]
+    seconds: dict[Path, dict[Path, list[float]]] = {root: {n: [] for n in names} for root in (here, other)}
+    ok = True
+    for number in range(rounds):
+        for name in names:
+            for root in (here, other) if number % 2 == 0 else (other, here):
+                result = measure(root / name, root)
+                ok = ok and "error" not in result
+                seconds[root][name].append(cell_total(result))
+                print(f"round {number + 1}: {root / name}", file=sys.stderr)
+    lines = [f"{'notebook':<34} {'this tree':>9} {'other':>9}   (median cell seconds of {rounds} rounds)"]
+    for name in names:
+        mine, theirs = median(seconds[here][name]), median(seconds[other][name])
+        lines.append(f"{name.name:<34} {mine:>9.1f} {theirs:>9.1f}")
+    totals = {root: [sum(seconds[root][n][r] for n in names) for r in range(rounds)] for root in seconds}
+    lines.append(f"{'total':<34} {median(totals[here]):>9.1f} {median(totals[other]):>9.1f}")
+    for root in (here, other):
+        lines.append(f"  {root}: " + ", ".join(f"{t:.1f}" for t in totals[root]) + " s, round by round")
+    return "\n".join(lines), ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent, help="the tree")
     parser.add_argument("--only", nargs="*", default=[], help="name prefixes, e.g. 05 ex01")
     parser.add_argument("--slowest", type=int, default=10, help="how many of the slowest cells to list")
     parser.add_argument("--json", type=Path, help="also write every measurement to this file")
+    parser.add_argument("--vs", type=Path, help="another tree, measured paired with this one")
+    parser.add_argument("--rounds", type=int, default=3, help="with --vs: rounds, each notebook in both")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # internal: run one notebook here
     args = parser.parse_args(argv)
     root = args.root.resolve()
     if args.one:
         print(json.dumps(run_one(args.one, root)))
         return 0
+    if args.vs:
+        table, ok = paired(root, args.vs.resolve(), args.only, args.rounds)
+        print(table)
+        return 0 if ok else 1
     results = []
     for path in notebooks(root, args.only):
         results.append(measure(path, root))
