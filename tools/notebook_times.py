@@ -137,7 +137,7 @@ def paired(here: Path, other: Path, only: list[str], rounds: int) -> tuple[str, 
                 result = measure(root / name, root)
                 ok = ok and "error" not in result
                 seconds[root][name].append(cell_total(result))
-                print(f"round {number + 1}: {root / name}", file=sys.stderr)
+                print(f"round {number + 1}: {root / name} {result.get('error', '')}", file=sys.stderr)
     lines = [f"{'notebook':<34} {'this tree':>9} {'other':>9}   (median cell seconds of {rounds} rounds)"]
     for name in names:
         mine, theirs = median(seconds[here][name]), median(seconds[other][name])
@@ -146,6 +146,7 @@ def paired(here: Path, other: Path, only: list[str], rounds: int) -> tuple[str, 
     lines.append(f"{'total':<34} {median(totals[here]):>9.1f} {median(totals[other]):>9.1f}")
     for root in (here, other):
         lines.append(f"  {root}: " + ", ".join(f"{t:.1f}" for t in totals[root]) + " s, round by round")
+    lines += ["", "a notebook that did not run counts 0 s: see the errors above"] if not ok else []
     return "\n".join(lines), ok
 
 
