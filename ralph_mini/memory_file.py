@@ -109,7 +109,7 @@ def experiences_from(data: object) -> list[Experience]:
     experiences = []
     for number, row in enumerate(rows, 1):
         try:
-            experiences.append(Experience(**{k: v for k, v in row.items() if k in names}))
+            experiences.append(Experience.from_fields({k: v for k, v in row.items() if k in names}))
         except (TypeError, AttributeError) as err:  # not an object, or a field missing
             raise ValueError(f"experience {number}: {err}") from err
     return experiences

@@ -156,7 +156,7 @@ class Store:
         decoded = json.loads("[" + ",".join(row[-1] for row in rows) + "]")
         names = LESSON_FIELDS + LIST_FIELDS
         return [
-            Experience(**dict(zip(names, row[:-1] + (*d,), strict=True)))
+            Experience.from_fields(dict(zip(names, row[:-1] + (*d,), strict=True)))
             for row, d in zip(rows, decoded, strict=True)
         ]
 

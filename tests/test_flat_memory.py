@@ -280,6 +280,59 @@ def test_quarantine_on_load_is_a_change():
     assert [e.id for e in mem.take_changed()] == ["000000000001"] and mem.take_changed() == []
 
 
+# --- a lesson read back -------------------------------------------------------------------------------
+def every_field_given(number: int) -> dict:
+    """A lesson's fields, each set to a value unlike its default (as a file written later holds them)."""
+    values = asdict(lesson(SKIP_DB, number=number))
+    values |= {"confirmations": 3, "hits": 7, "validations": 2, "failures": 1, "calls_saved": 2,
+               "status_reason": "why", "source_tasks": ["T1", "T2"], "source_runs": ["R1"],
+               "valid_from": "2025-03-11T09:00", "invalid_from": None, "votes_up": 1.5, "votes_down": 0.25,
+               "recent": "+-", "wrong_answers": 1}  # fmt: skip
+    return values
+
+
+def required_only(values: dict) -> dict:
+    return {f.name: values[f.name] for f in fields(Experience) if f.name in experience_module.REQUIRED_FIELDS}
+
+
+@pytest.mark.parametrize("given", ["required only", "every field", "an old file's nulls"])
+def test_a_lesson_read_back_is_the_lesson_the_constructor_makes(given):
+    values = every_field_given(5)
+    if given == "required only":
+        values = required_only(values)
+    if given == "an old file's nulls":  # as an older store or file holds them: __post_init__ fills them in
+        values |= {"votes_up": None, "votes_down": None, "recent": None, "wrong_answers": None}
+    made, read = Experience(**values), Experience.from_fields(values)
+    assert read == made and vars(read) == vars(made)
+    assert list(vars(read)) == list(vars(made))  # the same fields, in the same order
+    assert type(read) is Experience
+
+
+def test_lessons_read_back_without_their_lists_each_get_lists_of_their_own():
+    bare = required_only(every_field_given(1))
+    first, second = Experience.from_fields(bare), Experience.from_fields(bare)
+    first.source_tasks.append("T9")
+    first.source_runs.append("R9")
+    assert second.source_tasks == second.source_runs == []
+    assert Experience.from_fields(bare).source_tasks == []
+
+
+def test_a_lesson_read_back_with_a_field_missing_or_unknown_names_it():
+    values = every_field_given(1)
+    with pytest.raises(TypeError, match=r"missing required field\(s\): 'rule', 'trigger'"):
+        Experience.from_fields({k: v for k, v in values.items() if k not in ("rule", "trigger")})
+    with pytest.raises(TypeError, match="not a field of a lesson: 'colour'"):
+        Experience.from_fields(values | {"colour": "red"})
+
+
+def test_a_lesson_read_back_is_watched_once_it_joins_memory():
+    read = Experience.from_fields(asdict(lesson(SKIP_DB)))
+    mem = Memory(FakeClock(), experiences=[read])
+    mem.take_changed()
+    read.hits += 1
+    assert mem.take_changed() == [read]
+
+
 # --- tool schemas --------------------------------------------------------------------------------------
 def test_a_schema_is_built_once_per_function_definition(monkeypatch):
     OrderWorld(demo_orders()).tools()  # warm: every definition seen once

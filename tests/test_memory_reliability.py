@@ -311,7 +311,7 @@ BAD_FILES = {
     ),
     "an experience missing a field": (
         GOOD.replace('"rule": "when any task: skip tool_w_1",', "").encode(),
-        "missing 1 required positional argument: 'rule'",
+        r"missing required field\(s\): 'rule'",
     ),
     "nested a million deep": (b"[" * 1_000_000, "maximum recursion depth exceeded"),
 }
