@@ -84,7 +84,7 @@ class MemoryFile:
 def file_data(experiences: Iterable[Experience]) -> dict:
     """What a memory file holds, for ``json``: what ``MemoryFile`` writes and ``Store.export`` exports.
     Each lesson's fields as they are: ``dataclasses.asdict`` would deep-copy every list first, a third
-    of a write's time (``json`` reads the lists, it never keeps them)."""
+    of an ``update``'s time (``json`` reads the lists, it never keeps them)."""
     names = [f.name for f in fields(Experience)]
     rows = [{name: getattr(e, name) for name in names} for e in experiences]
     return {"format": FORMAT, "version": VERSION, "experiences": rows}
