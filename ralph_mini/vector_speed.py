@@ -2,7 +2,7 @@
 
 Exact search is the same arithmetic however it is written: numpy's matrix-vector product and faiss's
 flat index both read every stored vector once per query, in C. Which one wins depends mostly on how
-many threads each may use, so ``speed_table`` gives both the *same* number: it runs the measurement in
+many threads each may use, so ``speed_rows`` gives both the *same* number: it runs the measurement in
 a fresh Python process with the thread count fixed before numpy and faiss load (a BLAS library reads
 its thread count once, when it loads). faiss pays off elsewhere:
 
@@ -276,10 +276,6 @@ def speed_rows(sizes=(100_000, 1_000_000), dim: int = 128, threads: int = 1, see
         if worker.returncode != 0:
             errors.seek(0)
             raise RuntimeError(f"{' '.join(command)} failed:\n{errors.read()[-2000:]}")
-
-
-def speed_table(sizes=(100_000, 1_000_000), dim: int = 128, threads: int = 1, seed: int = 0) -> list[dict]:
-    return list(speed_rows(sizes, dim, threads, seed))  # every row of ``speed_rows``, once all are measured
 
 
 if __name__ == "__main__":  # speed_rows' worker: python -m ralph_mini.vector_speed DIM SEED SIZE...

@@ -436,10 +436,10 @@ def test_the_ledger_of_changes_is_invisible_to_records_and_copies():
     assert twin.changes.since(before) == [lesson.id] and memory.changes.count == before  # each its own
 
 
-def test_speed_table_grades_the_approximate_index_against_exact_search():
-    from ralph_mini.vector_speed import speed_row, speed_table
+def test_speed_rows_grade_the_approximate_index_against_exact_search():
+    from ralph_mini.vector_speed import speed_row, speed_rows
 
-    (row,) = speed_table(sizes=(3000,), dim=16)
+    (row,) = speed_rows(sizes=(3000,), dim=16)
     assert row["vectors"] == 3000 and all(row[name] > 0 for name in ("numpy", "faiss flat", "IVF 16/256"))
     recalls = [row[f"IVF {lists}/256 recall@3"] for lists in (1, 4, 16)]
     assert 0 <= recalls[0] <= recalls[1] <= recalls[2] <= 1  # more lists read, more neighbours found
