@@ -97,10 +97,11 @@ def test_a_chunk_drawn_again_from_its_recipe_is_the_same_in_any_order(monkeypatc
     monkeypatch.setattr(vector_speed, "CHUNK", 700)
     chunks = vector_speed.clustered_chunks(2500, 8, np.random.default_rng(5))
     assert [(c.start, len(c.labels)) for c in chunks] == [(0, 700), (700, 700), (1400, 700), (2100, 400)]
-    side_by_side = list(vector_speed.drawn(chunks))
+    side_by_side = np.full((2500, 8), np.nan, dtype=np.float32)
+    vector_speed.draw_into(side_by_side, chunks)
     one_by_one = [chunk.vectors() for chunk in reversed(chunks)][::-1]
-    assert all(np.array_equal(a, b) for a, b in zip(side_by_side, one_by_one, strict=True))
-    assert np.allclose(np.linalg.norm(np.concatenate(side_by_side), axis=1), 1, atol=1e-6)
+    assert np.array_equal(side_by_side, np.concatenate(one_by_one))  # every row drawn, each as alone
+    assert np.allclose(np.linalg.norm(side_by_side, axis=1), 1, atol=1e-6)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a page given back reads as zeros on Linux")
@@ -130,10 +131,22 @@ def test_the_grading_chunk_by_chunk_finds_the_exact_top_k_best_first(monkeypatch
     monkeypatch.setattr(vector_speed, "CHUNK", 700)  # chunks of 700, 700, 700 and 400 (the last short)
     rng = np.random.default_rng(1)
     chunks = vector_speed.clustered_chunks(2500, 16, rng)
-    matrix, probes = np.concatenate(list(vector_speed.drawn(chunks))), clustered_unit_vectors(45, 16, rng)
+    matrix, probes = np.concatenate([c.vectors() for c in chunks]), clustered_unit_vectors(45, 16, rng)
     expected = np.argsort(-(probes @ matrix.T), axis=1, kind="stable")[:, :3]
     per_chunk = [top_k_of_chunk(probes, c.vectors(), c.start, 3) for c in chunks]
     assert np.array_equal(merged_top_k(per_chunk, 3), expected)
+
+
+def test_numpy_finds_each_vector_the_list_faiss_would_file_it_under():
+    """The lesson finds the IVF lists with numpy, on every core, and has faiss store the vectors there."""
+    import faiss
+
+    rng = np.random.default_rng(2)
+    vectors = clustered_unit_vectors(3000, 16, rng)
+    centroids = vectors[rng.choice(3000, 256, replace=False)]  # as the lesson's: a sample of the vectors
+    quantizer = faiss.IndexFlatIP(16)
+    quantizer.add(centroids)
+    assert np.array_equal(vector_speed.nearest_lists(vectors, centroids), quantizer.assign(vectors, 1)[:, 0])
 
 
 def test_a_tie_goes_to_the_lower_id_across_chunks():
