@@ -1,6 +1,6 @@
 """ralph_mini: from a bare ReAct agent to a Ralph Loop that learns from its own runs.
 
-Modules, in the order the notebooks teach them: model, rules, tools, world, offline_habits, offline,
+Modules, in the order the notebooks teach them: model, tokens, rules, tools, world, offline_habits, offline,
 backends, hardening, react, measure (01), log (02), lesson_guards, reflect (03), clock, memory,
 memory_file (04), embed, retrieval (05), learn, loop and bench (06), outer (10); widgets and exercise
 are packages of their own. The worlds the agent acts in are packages of their own, under ``worlds/``
@@ -24,9 +24,7 @@ HOMES = {
     **dict.fromkeys(["run_suite", "summarize"], "measure"),
     **dict.fromkeys(["Experience", "Memory", "MemoryConfig"], "memory"),
     **dict.fromkeys(["MemoryFile", "journal"], "memory_file"),
-    **dict.fromkeys(
-        ["ChatModel", "ModelError", "ModelReply", "OpenAIModel", "ToolCall", "Usage", "count_tokens"], "model"
-    ),
+    **dict.fromkeys(["ChatModel", "ModelError", "ModelReply", "OpenAIModel", "ToolCall", "Usage"], "model"),
     **dict.fromkeys(["OfflineModel"], "offline"),
     **dict.fromkeys(["Habits", "LookUp", "Move", "RequestHabit", "habits_for"], "offline_habits"),
     **dict.fromkeys(["Step", "Trace", "build_system_prompt", "run_react"], "react"),
@@ -34,6 +32,7 @@ HOMES = {
     **dict.fromkeys(["Review", "quick_review"], "review"),
     **dict.fromkeys(["Retriever", "VectorIndex", "select_within_budget"], "retrieval"),
     **dict.fromkeys(["Rule", "RuleSyntaxError", "find_rules", "parse_rule"], "rules"),
+    **dict.fromkeys(["count_tokens"], "tokens"),
     **dict.fromkeys(["NotFound", "Tool", "tool"], "tools"),
     **dict.fromkeys(["Grade", "RequestType", "Task", "Words", "World", "grade"], "world"),
 }

@@ -11,42 +11,12 @@ here rather than rewritten.
 """
 
 import json
-import marshal
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
-
-def count_tokens(text: str) -> int:
-    """Approximate token count: ASCII text ~4 characters a token, any other character ~1 token.
-
-    Why approximate: the kit needs one consistent ruler for budgets and cost tables, not a tokenizer
-    per model. Within ~20% of real BPE tokenizers on English; CJK text counts one token a character.
-    'hello world!' (12 ASCII chars) -> 3; '订单状态' -> 4.
-    """
-    if text.isascii():  # the common case, in C: no Python loop over every character
-        return math.ceil(len(text) / 4)
-    ascii_chars = len(text.encode("ascii", "ignore"))  # in C too: the characters under 128
-    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
-
-
-def count_prompt_tokens(messages: list[dict], tools: list[dict]) -> int:
-    """Tokens sent in one request: the messages and tool schemas, as JSON. The same schemas go out each
-    turn: each set is written out once, known by its ``marshal`` bytes (equal bytes, equal set)."""
-    try:
-        schemas = packed_tokens(marshal.dumps(tools))
-    except ValueError:  # a value marshal cannot pack (an OrderedDict, an enum): written out each time
-        schemas = count_tokens(json.dumps(tools, ensure_ascii=False))
-    return count_tokens(json.dumps(messages, ensure_ascii=False)) + schemas
-
-
-@lru_cache(maxsize=64)
-def packed_tokens(packed: bytes) -> int:
-    """Tokens of a JSON value given as its ``marshal`` bytes."""
-    return count_tokens(json.dumps(marshal.loads(packed), ensure_ascii=False))
+from ralph_mini.tokens import count_tokens as count_tokens  # notebooks and exercises import it from here
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,11 @@ Left out on purpose: free-text understanding beyond a world's habits, and learni
 import hashlib
 import json
 
-from ralph_mini.model import ModelReply, ToolCall, Usage, count_prompt_tokens, count_tokens
+from ralph_mini.model import ModelReply, ToolCall, Usage
 from ralph_mini.offline_habits import ALLOWED, ALWAYS, FIRST, FOUND, Habits, LookUp, Move, RequestHabit
 from ralph_mini.offline_reflect import write_reflection
 from ralph_mini.offline_seen import Observed, applies, first_user_text, read_conversation, system_text
+from ralph_mini.tokens import count_prompt_tokens, count_tokens
 
 
 class OfflineModel:

@@ -11,8 +11,8 @@ Left out on purpose: ranking (the caller passes lessons best first: ``retrieval.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ralph_mini.model import count_tokens
 from ralph_mini.rules import LESSONS_HEADER, bullets
+from ralph_mini.tokens import count_tokens
 
 
 @dataclass(frozen=True)

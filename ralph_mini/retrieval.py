@@ -36,8 +36,8 @@ from ralph_mini.lesson_index import (  # noqa: F401 (re-exported: notebook 05 an
     faiss_id,
 )
 from ralph_mini.memory import Experience, Memory
-from ralph_mini.model import count_tokens
 from ralph_mini.rules import bullets
+from ralph_mini.tokens import count_tokens
 
 
 def keyword_score(query: str, text: str) -> float:

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from ralph_mini.model import count_prompt_tokens, count_tokens
 from ralph_mini.offline import OfflineModel
 from ralph_mini.react import build_system_prompt, run_react
+from ralph_mini.tokens import count_prompt_tokens, count_tokens
 from ralph_mini.world import grade
 from ralph_mini.worlds import orders
 from ralph_mini.worlds.orders.words import SYSTEM_PROMPT
@@ -137,6 +137,19 @@ def test_schema_tokens_are_exact_whatever_the_schemas_hold():
     before = count_prompt_tokens([], schemas)
     schemas[0]["function"]["description"] += " Longer now, by quite a few words."
     assert count_prompt_tokens([], schemas) > before
+
+
+def test_prompt_tokens_counted_message_by_message_are_the_whole_conversation_written_as_json():
+    """Each message is written out once and remembered; the count is still the whole list's JSON."""
+    schemas = [t.schema() for t in ALL]
+    trace = run_react(SUITE.tasks[1], OfflineModel(habits=HABITS), ALL)
+    odd = {"role": "user", "content": '订单 b456 的状态？\n"引号" \\ 和制表\t符', "extra": OrderedDict(a=1)}
+    for messages in ([], trace.messages[:1], trace.messages, [*trace.messages, odd], [odd, odd]):
+        whole = count_tokens(json.dumps(messages, ensure_ascii=False))
+        assert count_prompt_tokens(messages, schemas) == whole + count_prompt_tokens([], schemas) - 1
+    before = count_prompt_tokens(trace.messages, schemas)
+    trace.messages[0]["content"] += "还有几个字"
+    assert count_prompt_tokens(trace.messages, schemas) == before + 5  # changed in place: counted afresh
 
 
 def run_suite(tools, lessons=(), seed=0):

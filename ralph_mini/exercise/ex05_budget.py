@@ -11,7 +11,7 @@ from typing import Any
 
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.exercise.messages import Hints, say
-from ralph_mini.model import count_tokens
+from ralph_mini.tokens import count_tokens
 from ralph_mini.worlds.orders import words
 
 

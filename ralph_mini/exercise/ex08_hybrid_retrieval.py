@@ -17,7 +17,7 @@ from ralph_mini.embed import HashingEmbedder, keyword_words
 from ralph_mini.exercise.build_track import ALPHA, BUDGET_TOKENS, BUILD_SOLUTIONS, TOP_K
 from ralph_mini.exercise.checker import Case, Exercise, Judge, short_repr
 from ralph_mini.exercise.messages import Hints, say
-from ralph_mini.model import count_tokens
+from ralph_mini.tokens import count_tokens
 from ralph_mini.worlds.orders import words
 
 CACHE_HIT = f"when {words.CACHE} finds the order: skip {words.DATABASE}"
