@@ -1,7 +1,7 @@
 """ralph_mini: from a bare ReAct agent to a Ralph Loop that learns from its own runs.
 
-Modules, in the order the notebooks teach them: model, tokens, rules, tools, world, offline_habits, offline,
-backends, hardening, react, measure (01), log (02), lesson_guards, reflect (03), clock, memory,
+Modules, in the order the notebooks teach them: model, tokens, rules, tools, world, offline_habits,
+offline, backends, hardening, react, measure (01), log (02), lesson_guards, reflect (03), clock, memory,
 memory_file (04), embed, retrieval (05), learn, loop and bench (06), outer (10); widgets and exercise
 are packages of their own. The worlds the agent acts in are packages of their own, under ``worlds/``
 (``from ralph_mini.worlds import orders``): nothing here imports one.
