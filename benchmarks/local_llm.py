@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ralph_mini.suite import Task, grade, make_suite
-
 from ralph_mini.cassette import RecordingModel
-from ralph_mini.json_tools import EXAMPLE, JsonToolsModel, response_format
+from ralph_mini.json_tools import JsonToolsModel, response_format
 from ralph_mini.local import LocalServer, measure_speed, serve_local
 from ralph_mini.local_session import ACT_MAX_TOKENS, local_actor
 from ralph_mini.model import OpenAIModel
 from ralph_mini.react import Trace, run_react
+from ralph_mini.world import Task, grade
+from ralph_mini.worlds.orders import make_suite
+from ralph_mini.worlds.orders.example import EXAMPLE
 
 
 def local_model(server: LocalServer, **extra: Any) -> OpenAIModel:
@@ -92,7 +93,7 @@ class Row:
             self.calls += 1
             if step.tool in known and step.status in ("ok", "not_found", "error"):
                 self.valid += 1
-                self.right_id += _order_id(step.arguments) == task.order_id
+                self.right_id += _order_id(step.arguments) == task.record_id
 
     def cells(self) -> list[str]:
         pct = f"{self.valid / self.calls:.0%}" if self.calls else "-"
@@ -134,7 +135,7 @@ def run_setting(
             trace = run_react(task, model, tools)
             row.add(task, trace, {t.name for t in tools})
             if verbose:
-                print(f"  {setting.name} {task.task_id} {task.order_id}: "
+                print(f"  {setting.name} {task.task_id} {task.record_id}: "
                       + "; ".join(s.log_line() for s in trace.steps)
                       + f" => {trace.answer} [{trace.stop_reason}]", flush=True)  # fmt: skip
     return row

@@ -3,10 +3,11 @@ the budget, and top-3 query time at 100k lessons (numpy vs faiss; the Python loo
 
     python benchmarks/retrieval.py            # the offline hashing embedder
     python benchmarks/retrieval.py --minilm   # also MiniLM (needs requirements-embeddings.txt)
+    python benchmarks/retrieval.py --speed-lessons 10000 --speed-queries 5   # a quicker speed line
 """
 
+import argparse
 import heapq
-import sys
 import time
 
 import numpy as np
@@ -63,12 +64,19 @@ def retrieval_speed(n: int = 100_000, dim: int = 512, k: int = 3, seed: int = 0,
     return {name: timings[name] for name in ("python loop", "numpy", "faiss")}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--minilm", action="store_true", help="also MiniLM (needs requirements-embeddings.txt)"
+    )
+    parser.add_argument("--speed-lessons", type=int, default=100_000, help="lessons in the speed test (100k)")
+    parser.add_argument("--speed-queries", type=int, default=20, help="top-3 queries timed (default 20)")
+    args = parser.parse_args(argv)
     memory = Memory(FakeClock())
     keys = build_labelled_memory(memory)
     print("hit@3 (hit@1) on 40 labelled questions, 10 per kind")
     tables = {mode: hit_rates(Retriever(memory, mode=mode), keys) for mode in Retriever.MODES}
-    if "--minilm" in sys.argv:
+    if args.minilm:
         from ralph_mini.embed import SentenceTransformerEmbedder
 
         minilm = SentenceTransformerEmbedder()
@@ -89,9 +97,9 @@ def main() -> None:
         free = sum(injected_tokens(r) for r in ranked) / len(ranked)
         capped = sum(injected_tokens(select_within_budget(r, context)) for r in ranked) / len(ranked)
         print(f"context {context}: injected tokens/query without budget {free:.1f}, with budget {capped:.1f}")
-    speed = retrieval_speed(n=100_000, dim=512, k=3, queries=20)
+    speed = retrieval_speed(n=args.speed_lessons, dim=512, k=3, queries=args.speed_queries)
     for name, seconds in speed.items():
-        print(f"{name:>12}: {seconds * 1000:.1f} ms per top-3 query over 100k")
+        print(f"{name:>12}: {seconds * 1000:.1f} ms per top-3 query over {args.speed_lessons:,}")
     print(f"faiss vs numpy (exact, same answers): {speed['numpy'] / speed['faiss']:.2f}x; the Python loop is")
     print("one numpy call per stored vector: it measures call overhead, not search")
     print("(notebook 05 compares numpy, faiss flat and faiss IVF at equal threads: vector_speed.speed_rows)")

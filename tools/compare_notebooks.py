@@ -8,6 +8,7 @@ temporary path and compare it with the committed one. Widget model ids, executio
 Exit 1 and a cell-by-cell diff when they differ.
 """
 
+import argparse
 import difflib
 import sys
 
@@ -49,4 +50,8 @@ def main(old: str, new: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old", help="the committed notebook")
+    parser.add_argument("new", help="the rebuilt one")
+    arguments = parser.parse_args()
+    sys.exit(main(arguments.old, arguments.new))

@@ -9,11 +9,12 @@ the noisy scenario, the bad seeded lessons are marked; for drift, the changes ar
 within N tasks of the change" can be read off.
 """
 
+import argparse
 import sys
 from datetime import datetime
 
 from ralph_mini.scenario_bench import ARMS, FULL, Arm, run_arm
-from ralph_mini.worlds.shop.scenarios import BAD_LESSONS
+from ralph_mini.worlds.shop.scenarios import BAD_LESSONS, SCENARIOS
 
 
 def task_number(stamp: str | None, start: datetime, hours: float) -> str:
@@ -43,12 +44,30 @@ def report(name: str, arm: Arm = FULL) -> None:
     print()
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    chosen = FULL
-    if "--arm" in args:
-        at = args.index("--arm")
-        chosen = next(a for a in ARMS if a.name == args[at + 1])
-        del args[at : at + 2]
-    for scenario_name in args or ["drift", "noisy"]:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "scenarios",
+        nargs="*",
+        default=["drift", "noisy"],
+        metavar="SCENARIO",
+        help=f"one or more of {', '.join(SCENARIOS)} (default: drift noisy)",
+    )
+    parser.add_argument(
+        "--arm",
+        default=FULL.name,
+        choices=[arm.name for arm in ARMS],
+        help=f"the arm whose lessons to follow (default {FULL.name!r})",
+    )
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.scenarios if name not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenario(s) {', '.join(unknown)}: use {', '.join(SCENARIOS)}")
+    chosen = next(arm for arm in ARMS if arm.name == args.arm)
+    for scenario_name in args.scenarios:
         report(scenario_name, chosen)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
