@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(
     path
-    for path in [*(ROOT / "benchmarks").glob("*.py"), *(ROOT / "tools").glob("*.py")]
+    for folder in ("benchmarks", "tools", "exercises")
+    for path in (ROOT / folder).glob("*.py")
     if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")  # a script, not a helper module
 )
 
