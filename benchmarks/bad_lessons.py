@@ -25,7 +25,7 @@ from ralph_mini.clock import FakeClock
 from ralph_mini.experience import LIVE
 from ralph_mini.log import run_tags
 from ralph_mini.loop import run_loop
-from ralph_mini.measure import format_table
+from ralph_mini.measure import format_table, seed_ranges
 from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.rules import parse_rule
@@ -80,13 +80,25 @@ def firings(rule: str, results, memory: Memory) -> str:
     return "never" if lesson.status in LIVE else str(count)
 
 
+def seed_grid(text: str) -> tuple[range, range]:
+    """'4x2' -> suite seeds 7-10 and model seeds 0-1 (``measure.seed_ranges``), or a usage error."""
+    seeds = seed_ranges(text)
+    if seeds is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write SUITESxMODELS, two whole numbers above 0, e.g. 4x2"
+        )
+    return seeds
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", default="4x2", help="suite seeds x model seeds (default 4x2)")
+    parser.add_argument(
+        "--seeds", type=seed_grid, default="4x2", help="suite seeds x model seeds (default 4x2)"
+    )
     parser.add_argument("--unguarded", action="store_true", help="also run with the guards off")
     args = parser.parse_args(argv)
-    suites, _, models = args.seeds.partition("x")
-    pairs = [(s, m) for s in range(7, 7 + int(suites)) for m in range(int(models))]
+    suites, models = args.seeds
+    pairs = [(s, m) for s in suites for m in models]
     configs = {"guarded": MemoryConfig()} | ({"unguarded": UNGUARDED} if args.unguarded else {})
     lessons = bad_lessons(orders.HABITS)
     rows = []

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from ralph_mini.clock import FakeClock
+from ralph_mini.measure import at_least_one
 from ralph_mini.memory import Memory
 from ralph_mini.retrieval import (
     Retriever,
@@ -69,8 +70,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--minilm", action="store_true", help="also MiniLM (needs requirements-embeddings.txt)"
     )
-    parser.add_argument("--speed-lessons", type=int, default=100_000, help="lessons in the speed test (100k)")
-    parser.add_argument("--speed-queries", type=int, default=20, help="top-3 queries timed (default 20)")
+    parser.add_argument(
+        "--speed-lessons", type=at_least_one, default=100_000, help="lessons in the speed test (100k)"
+    )
+    parser.add_argument(
+        "--speed-queries", type=at_least_one, default=20, help="top-3 queries timed (default 20)"
+    )
     args = parser.parse_args(argv)
     memory = Memory(FakeClock())
     keys = build_labelled_memory(memory)

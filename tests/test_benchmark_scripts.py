@@ -27,3 +27,22 @@ def test_each_benchmark_script_answers_help(script: Path):
     )
     assert done.returncode == 0, f"python {script.relative_to(ROOT)} --help failed:\n{done.stderr[-2000:]}"
     assert done.stdout.startswith("usage:"), done.stdout[:200]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "benchmarks/bad_lessons.py --seeds 2",
+        "benchmarks/retrieval.py --speed-lessons 0",
+        "benchmarks/store_speed.py --sizes abc",
+        "tools/import_time.py --runs 0",
+        "tools/notebook_times.py --vs . --rounds 0",
+        "tools/lesson_lifetimes.py drfit",
+    ],
+)
+def test_a_count_or_name_a_script_cannot_use_is_a_usage_error_saying_what_to_write(command: str):
+    script, *arguments = command.split()
+    done = subprocess.run([sys.executable, str(ROOT / script), *arguments], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "error: " in done.stderr and ("write" in done.stderr or "unknown" in done.stderr), done.stderr

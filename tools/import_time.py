@@ -26,6 +26,8 @@ from pathlib import Path
 
 import nbformat
 
+from ralph_mini.measure import at_least_one
+
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "faiss", "ralph_mini.memory", "ralph_mini.loop")
 KERNEL = "import ipykernel.ipkernel"  # what the kernel has imported before the first cell runs
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebook", nargs="?", type=Path, help="default: notebooks/01_bare_react.ipynb")
     parser.add_argument(
-        "--runs", type=int, default=7, help="fresh interpreters to time (the median is shown)"
+        "--runs", type=at_least_one, default=7, help="fresh interpreters to time (the median is shown)"
     )
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose package and notebook run")
     parser.add_argument("--cold", action="store_true", help="do not preload what a kernel has loaded")

@@ -34,6 +34,8 @@ from datetime import datetime
 from pathlib import Path
 from statistics import median
 
+from ralph_mini.measure import at_least_one
+
 SLOW_CELL_S = 10.0  # a cell slower than this must show a progress bar (issue 27)
 BAR = "|██████████|"  # a finished tqdm bar, as the saved output of ralph_mini.widgets.progress reads
 
@@ -157,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slowest", type=int, default=10, help="how many of the slowest cells to list")
     parser.add_argument("--json", type=Path, help="also write every measurement to this file")
     parser.add_argument("--vs", type=Path, help="another tree, measured paired with this one")
-    parser.add_argument("--rounds", type=int, default=3, help="with --vs: rounds, each notebook in both")
+    parser.add_argument(
+        "--rounds", type=at_least_one, default=3, help="with --vs: rounds, each notebook in both"
+    )
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # internal: run one notebook here
     args = parser.parse_args(argv)
     root = args.root.resolve()
