@@ -55,6 +55,8 @@ def open_state(
     """One store per agent in ``directory``, after checking the directory may be used: empty (or new),
     or, with ``resume``, holding a run started with the same ``settings``."""
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise StateError(f"state directory {directory} is a file; choose a folder for --state")
     if directory.exists() and any(directory.iterdir()):
         if not resume:
             raise StateError(
@@ -63,8 +65,12 @@ def open_state(
                 f"to start over"
             )
         check_settings(directory, settings)
-    directory.mkdir(parents=True, exist_ok=True)
-    write_settings(directory, settings)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_settings(directory, settings)
+    except OSError as err:
+        raise StateError(f"cannot keep the run's state in {directory} ({err.strerror}); "
+                         "choose a folder you can write for --state") from err  # fmt: skip
     return {name: Store(directory / f"{slug(name)}.sqlite") for name in agents}
 
 

@@ -177,6 +177,20 @@ def test_bench_refuses_a_used_state_without_resume_and_other_options_with_it(tmp
     assert main(["--tasks", "4", "--state", str(state), "--resume", *plot]) == 0  # finished: nothing to run
 
 
+def test_bench_refuses_a_state_it_cannot_keep_saying_so(tmp_path, capsys):
+    """A file given as --state, or a folder that cannot be made: a usage error, not a traceback."""
+    afile, blocked = tmp_path / "notes.txt", tmp_path / "notes.txt" / "state"
+    afile.write_text("mine")
+    plot = ["--plot", str(tmp_path / "curve.png")]
+    with pytest.raises(SystemExit):
+        main(["--tasks", "2", "--state", str(afile), *plot])
+    assert f"state directory {afile} is a file; choose a folder for --state" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--tasks", "2", "--state", str(blocked), *plot])
+    assert f"cannot keep the run's state in {blocked} (" in capsys.readouterr().err
+    assert afile.read_text() == "mine"  # nothing lost
+
+
 def test_resume_point_of_an_empty_store(tmp_path):
     store = Store(tmp_path / "new.sqlite")
     assert resume_point(store) == ([], None)
