@@ -235,8 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep-notes", action="store_true", help="start from the NOTES.md already there")
     args = parser.parse_args(argv)
 
-    config = OuterConfig(max_passes=args.max_passes, stop_on_no_progress=not args.keep_going,
-                         max_tokens=args.max_tokens, max_virtual_s=args.max_virtual_s)  # fmt: skip
+    try:
+        config = OuterConfig(max_passes=args.max_passes, stop_on_no_progress=not args.keep_going,
+                             max_tokens=args.max_tokens, max_virtual_s=args.max_virtual_s)  # fmt: skip
+    except ValueError as err:  # a budget below 0, or not a number
+        parser.error(str(err))
     suite = orders.make_suite(n=50, seed=args.seed)
     tasks = pick_tasks(suite.tasks, args.tasks, args.per_kind, args.kind)
     if not tasks:
@@ -247,11 +250,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--withhold {', '.join(sorted(unknown))}: not a tool of the order world")
     tools = [t for t in suite.world.tools() if t.name not in args.withhold]
     model = OfflineModel(seed=args.model_seed, habits=orders.HABITS)
-    Path(args.dir).mkdir(parents=True, exist_ok=True)
     task_file, notes_file = Path(args.dir) / "TASKS.md", Path(args.dir) / "NOTES.md"
-    write_task_file(task_file, tasks)
-    if not args.keep_notes:
-        notes_file.unlink(missing_ok=True)
+    try:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
+        write_task_file(task_file, tasks)
+        if not args.keep_notes:
+            notes_file.unlink(missing_ok=True)
+    except OSError as err:
+        parser.error(f"--dir {args.dir}: cannot write the task file there ({err.strerror}); choose a folder")
     print(f"outer loop: {len(tasks)} tasks ({tasks[0].task_id}..{tasks[-1].task_id}), {model!r}, "
           f"{len(tools)} tools; task file {task_file}, notes {notes_file}")  # fmt: skip
     passes, words = [], orders.WORDS

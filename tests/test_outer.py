@@ -193,3 +193,20 @@ def test_the_cli_runs_the_unsolvable_task_set_to_the_default_cap_with_keep_going
     assert [line.split(" -> ")[1] for line in passes] == ["continue: 3 of 3 tasks not clean"] * 4 + [
         "stop: cap (5 passes)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--max-tokens", "-5"], "max_tokens=-5: a budget must be a finite number >= 0"),
+        (["--max-virtual-s", "nan"], "max_virtual_s=nan: a budget must be a finite number >= 0"),
+        (["--dir", "{file}"], "cannot write the task file there"),
+    ],
+)
+def test_the_cli_refuses_a_budget_or_folder_it_cannot_use_with_a_usage_error(tmp_path, capsys, options, said):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    with pytest.raises(SystemExit) as stopped:
+        main(["outer", "--tasks", "2", *[o.format(file=afile) for o in options]])
+    assert stopped.value.code == 2 and said in capsys.readouterr().err
+    assert afile.read_text() == "mine"
