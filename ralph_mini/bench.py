@@ -13,6 +13,7 @@ Left out on purpose: statistics beyond means (the suite is deterministic, so the
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from importlib import import_module
+from pathlib import Path
 
 from ralph_mini.adherence import adherence_of_runs, follow_rates
 from ralph_mini.backends import model_from_env
@@ -139,6 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.resume and not args.state:
         parser.error("--resume needs --state DIR, the directory of the run to finish")
+    if args.plot != "none":  # before the run, not after it: a folder that cannot be made fails now
+        try:
+            Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            parser.error(
+                f"--plot {args.plot}: cannot make its folder ({err.strerror}); choose another path or none"
+            )
 
     started = time.perf_counter()
     world = import_module(WORLDS[args.world])
@@ -186,7 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table([{"agent": name, **numbers} for name, numbers in SEED_ARTICLE.items()]))
     curves = {name: records[name] for name in (BARE.name, RALPH.name)}
     if args.plot != "none":
-        write_learning_curve(curves, [t.oracle_calls for t in suite.tasks], args.plot)
+        try:
+            write_learning_curve(curves, [t.oracle_calls for t in suite.tasks], args.plot)
+        except (OSError, ValueError) as err:  # a file format matplotlib does not know, a full disk
+            parser.error(f"--plot {args.plot}: the curve could not be written ({err}); the tables above are "
+                         "complete. Choose another path (.png, .svg, .pdf) or none")  # fmt: skip
     if args.state:
         print(f"state kept in {args.state}: one SQLite file per agent, a readable export in a folder each")
     written = f"learning curve written to {args.plot}; " if args.plot != "none" else ""
@@ -243,8 +255,6 @@ def write_learning_curve(records: dict[str, list[RunRecord]], oracle: list[int],
     import matplotlib
 
     matplotlib.use("Agg")  # a file, no display
-    from pathlib import Path
-
     from ralph_mini.widgets.plots import plot_learning_curve
 
     figure = plot_learning_curve(

@@ -77,3 +77,21 @@ def test_an_ablation_grid_of_no_seeds_is_refused():
 
     with pytest.raises(SystemExit, match="write suite seeds x model seeds"):
         bench.main(["--ablation-grid", "0x2"])
+
+
+def test_a_learning_curve_that_cannot_be_written_is_a_usage_error_naming_the_fix(tmp_path, capsys):
+    """A folder that cannot be made fails before the run; a format matplotlib does not know, after the
+    tables are printed (they are complete: only the curve is missing)."""
+    from ralph_mini import bench
+
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    with pytest.raises(SystemExit):
+        bench.main(["--tasks", "2", "--plot", str(afile / "curve.png")])
+    said = capsys.readouterr()
+    assert "--plot" in said.err and "cannot make its folder" in said.err and said.out == ""
+    with pytest.raises(SystemExit):
+        bench.main(["--tasks", "2", "--plot", str(tmp_path / "curve.xyz")])
+    said = capsys.readouterr()
+    assert "the curve could not be written" in said.err and "tables above are complete" in said.err
+    assert "bare ReAct" in said.out and afile.read_text() == "mine"
