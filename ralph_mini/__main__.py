@@ -8,6 +8,7 @@ import sys
 
 from ralph_mini.backends import model_from_env
 from ralph_mini.measure import at_least_one
+from ralph_mini.model import ModelError
 from ralph_mini.react import run_react
 from ralph_mini.world import grade
 from ralph_mini.worlds import orders
@@ -48,6 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     local_help = "serve the bundled Gemma 3 270M on 127.0.0.1 (needs requirements-local.txt)"
     commands.add_parser("serve-local", add_help=False, help=local_help)
     args, rest = parser.parse_known_args(argv)
+    try:
+        return run_command(parser, args, rest)
+    except ModelError as err:  # the model's server is down, or refused the request: say so, no traceback
+        print(f"python -m ralph_mini {args.command}: error: {err}", file=sys.stderr)
+        if "--state" in rest:
+            print("every task finished before it is kept in the --state folder: run the same command with "
+                  "--resume once the model answers", file=sys.stderr)  # fmt: skip
+        return 1
+
+
+def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, rest: list[str]) -> int:
     if args.command == "bench":
         from ralph_mini.bench import main as bench_main
 
@@ -62,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve_local_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    if args.command == "demo":
-        demo(args.tasks, args.seed, args.core_only)
+    demo(args.tasks, args.seed, args.core_only)
     return 0
 
 

@@ -95,3 +95,13 @@ def test_a_learning_curve_that_cannot_be_written_is_a_usage_error_naming_the_fix
     said = capsys.readouterr()
     assert "the curve could not be written" in said.err and "tables above are complete" in said.err
     assert "bare ReAct" in said.out and afile.read_text() == "mine"
+
+
+def test_a_model_that_does_not_answer_ends_the_command_with_its_error_not_a_traceback(monkeypatch, capsys):
+    monkeypatch.setenv("RALPH_MODEL", "gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
+    assert main(["demo", "--tasks", "1"]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("python -m ralph_mini demo: error: cannot connect to http://127.0.0.1:9/v1")
+    assert "check OPENAI_BASE_URL" in said
