@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(parser, args, rest)
     except ModelError as err:  # the model's server is down, or refused the request: say so, no traceback
         print(f"python -m ralph_mini {args.command}: error: {err}", file=sys.stderr)
-        if "--state" in rest:
+        if any(option.split("=")[0] == "--state" for option in rest):
             print("every task finished before it is kept in the --state folder: run the same command with "
                   "--resume once the model answers", file=sys.stderr)  # fmt: skip
         return 1

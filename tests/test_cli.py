@@ -97,11 +97,17 @@ def test_a_learning_curve_that_cannot_be_written_is_a_usage_error_naming_the_fix
     assert "bare ReAct" in said.out and afile.read_text() == "mine"
 
 
-def test_a_model_that_does_not_answer_ends_the_command_with_its_error_not_a_traceback(monkeypatch, capsys):
+def test_a_model_that_does_not_answer_ends_the_command_with_its_error_not_a_traceback(
+    monkeypatch, capsys, tmp_path
+):
     monkeypatch.setenv("RALPH_MODEL", "gpt-4o-mini")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
     monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
     assert main(["demo", "--tasks", "1"]) == 1
     said = capsys.readouterr().err
     assert said.startswith("python -m ralph_mini demo: error: cannot connect to http://127.0.0.1:9/v1")
-    assert "check OPENAI_BASE_URL" in said
+    assert "check OPENAI_BASE_URL" in said and "--resume" not in said
+    state = ["--model", "env", "--tasks", "1", "--plot", "none", f"--state={tmp_path / 'state'}"]
+    assert main(["bench", *state]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("python -m ralph_mini bench: error: cannot connect") and "with --resume" in said
