@@ -235,10 +235,18 @@ def measure_speed(base_url: str, model: str = LOCAL_MODEL_NAME, new_tokens: int 
     )
 
 
+def port_number(text: str) -> int:
+    """A port the server can listen on and the kit can then reach: 1-65535 (0 would be any free port,
+    which the kit could not find to connect to)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: write a port number from 1 to 65535")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m ralph_mini serve-local``: serve the bundled model until Ctrl-C."""
     parser = argparse.ArgumentParser(prog="python -m ralph_mini serve-local", description=main.__doc__)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--chat-format", default=DEFAULT_CHAT_FORMAT)
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)

@@ -111,3 +111,10 @@ def test_a_model_that_does_not_answer_ends_the_command_with_its_error_not_a_trac
     assert main(["bench", *state]) == 1
     said = capsys.readouterr().err
     assert said.startswith("python -m ralph_mini bench: error: cannot connect") and "with --resume" in said
+
+
+@pytest.mark.parametrize("port", ["0", "70000", "abc"])
+def test_serve_local_refuses_a_port_it_could_not_be_reached_on(port, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve-local", "--port", port])
+    assert stopped.value.code == 2 and "write a port number from 1 to 65535" in capsys.readouterr().err
