@@ -260,5 +260,4 @@ def write_learning_curve(records: dict[str, list[RunRecord]], oracle: list[int],
     figure = plot_learning_curve(
         {name: [r.calls for r in recs] for name, recs in records.items()}, oracle=oracle
     )
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
+    figure.savefig(path, dpi=100)  # its folder: made by main before the run
