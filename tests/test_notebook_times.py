@@ -5,6 +5,7 @@ each notebook ran in both trees back to back, taking turns at going first. These
 measurement (a notebook run) with a scripted one and check the order of the runs and the medians.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -63,3 +64,25 @@ def test_a_notebook_that_fails_in_one_tree_is_reported(tmp_path, monkeypatch):
 
     assert not ok
     assert "did not run" in table
+
+
+def test_the_other_tree_is_measured_with_its_own_package_in_the_kernel_only(tmp_path):
+    """An older tree's package lacks what this script imports (``measure.at_least_one``); only the
+    notebook's kernel may import it, so the script must still start, and the kernel must see that tree."""
+    other = tmp_path / "other"
+    (other / "ralph_mini").mkdir(parents=True)
+    (other / "ralph_mini" / "__init__.py").write_text("")
+    (other / "ralph_mini" / "measure.py").write_text("# an older package: no at_least_one\n")
+    (other / "ralph_mini" / "only_in_other.py").write_text("TREE = 'other'\n")
+    (other / "tools").mkdir()
+    (other / "tools" / "nbrun.py").write_text((ROOT / "tools" / "nbrun.py").read_text(encoding="utf-8"))
+    (other / "notebooks").mkdir()
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": "from ralph_mini.only_in_other import TREE\nassert TREE == 'other'"}  # fmt: skip
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (other / "notebooks" / "01_a.ipynb").write_text(json.dumps(notebook))
+
+    result = notebook_times.measure(other / "notebooks" / "01_a.ipynb", other)
+
+    assert "error" not in result, result
+    assert [c["first_line"] for c in result["cells"]] == ["from ralph_mini.only_in_other import TREE"]

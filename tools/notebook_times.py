@@ -61,7 +61,9 @@ def run_one(path: Path, root: Path) -> dict:
     sys.path.insert(0, str(root / "tools"))
     from nbrun import run_copy  # the tree's own runner, so a copy of another tree measures itself
 
-    seconds, notebook = run_copy(path, env={"RALPH_MODEL": "offline"})
+    paths = [str(root), os.environ.get("PYTHONPATH")]  # the kernel imports root's package
+    kernel_env = {"RALPH_MODEL": "offline", "PYTHONPATH": os.pathsep.join(filter(None, paths))}
+    seconds, notebook = run_copy(path, env=kernel_env)
     code = [c for c in notebook.cells if c.cell_type == "code"]
     cells = [
         {
@@ -78,11 +80,10 @@ def run_one(path: Path, root: Path) -> dict:
 
 
 def measure(path: Path, root: Path) -> dict:
-    """Run one notebook in a fresh Python process (see the module docstring) and read its description."""
+    """Run one notebook in a fresh Python process (see the module docstring) and read its description.
+    That process is this script with this checkout's package; only its kernel imports root's."""
     command = [sys.executable, __file__, "--one", str(path), "--root", str(root)]
-    paths = [str(root), os.environ.get("PYTHONPATH")]  # the kernel imports root's package
-    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, paths))}
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-3:]
         return {"name": path.name, "error": " / ".join(tail)}
