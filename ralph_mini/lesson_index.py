@@ -9,9 +9,9 @@
   one (memory's ledger, ``experience.LessonChanges``, names them, hand edits included), and a lesson
   that died by the clock while indexed is caught when it turns up as a candidate (checked only once
   the oldest live lesson could have expired). The results of a full sync before each search, at
-  1.15-1.3x the raw faiss search under it at 10k-100k lessons, 1.6-1.8x at 10k with half not live
-  (2.05-2.16x for the code before, in turn, 2026-12-05), where faiss scans only 5k and the per-search
-  work is slowed by the caches its scan swept (``benchmarks/retrieval_speed.py``).
+  1.1-1.5x the raw faiss search under it at 10k-100k lessons, 1.6-1.9x at 10k with half not live
+  (on two machines, 2026-12-05; 2.05-2.16x for the code before the last trims), where faiss scans only
+  5k and the per-search work is slowed by the caches its scan swept (``benchmarks/retrieval_speed.py``).
 
 Left out on purpose: scoring and the budget (``retrieval.py``), approximate indexes (IVF, HNSW; notebook
 05 measures where they pay off), and lesson texts edited in place (memory never does that).
