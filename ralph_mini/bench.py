@@ -155,7 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if seeds is None:
             parser.error(f"--grid {args.grid!r}: write suite seeds x model seeds, e.g. 4x2")
         suite_seeds, model_seeds = seeds
-        print(format_table(seed_grid(world, args.tasks, suite_seeds, model_seeds)))
+        rows = seed_grid(world, args.tasks, suite_seeds, model_seeds)
+        print(format_table(rows))
+        if any(row["targets met"] == "no room" for row in rows):
+            print(f"\n{GRID_NOTE}")
         print(f"\ntook {time.perf_counter() - started:.1f} s")
         return 0
     suite = world.make_suite(n=args.tasks, seed=args.seed)
@@ -235,8 +238,7 @@ def grid_row(suite_seed: int, model_seed: int, bare: list[RunRecord], ralph: lis
     }
     oracle = sum(r.oracle_calls for r in ralph) / len(ralph)
     correct = {name: sum(r.correct for r in recs) for name, recs in (("bare", bare), ("ralph", ralph))}
-    met = calls["ralph"] <= 1.2 * oracle and calls["ralph"] <= 0.75 * calls["bare"]
-    met = met and correct["ralph"] >= correct["bare"]
+    near_oracle = calls["ralph"] <= 1.2 * oracle and correct["ralph"] >= correct["bare"]
     return {
         "suite seed": suite_seed,
         "model seed": model_seed,
@@ -245,10 +247,28 @@ def grid_row(suite_seed: int, model_seed: int, bare: list[RunRecord], ralph: lis
         "calls/task, Ralph": round(calls["ralph"], 2),
         "Ralph vs oracle": round(calls["ralph"] / oracle, 2),
         "fewer calls": f"{100 * (1 - calls['ralph'] / calls['bare']):.0f}%",
+        "oracle saves": f"{100 * (1 - oracle / calls['bare']):.0f}%",
         "correct, bare": f"{correct['bare']}/{len(bare)}",
         "correct, Ralph": f"{correct['ralph']}/{len(ralph)}",
-        "targets met": "yes" if met else "NO",
+        "targets met": targets_verdict(near_oracle, calls["ralph"], calls["bare"], oracle),
     }
+
+
+def targets_verdict(near_oracle: bool, ralph: float, bare: float, oracle: float) -> str:
+    """'yes', 'NO', or 'no room': where bare ReAct already came within 25% of the oracle's calls, even
+    the oracle makes fewer than 25% fewer, so a loop that met the other two targets is told apart from
+    one that failed (a held-out seed can be such a cell: the column 'oracle saves' shows it)."""
+    if not near_oracle:
+        return "NO"
+    if ralph <= 0.75 * bare:
+        return "yes"
+    return "no room" if oracle > 0.75 * bare else "NO"
+
+
+GRID_NOTE = (
+    "no room: bare ReAct came within 25% of the oracle's calls ('oracle saves'), so even the oracle makes "
+    "fewer than 25% fewer; the loop met the other two targets (within 1.2x the oracle, correct as often)"
+)
 
 
 def write_learning_curve(records: dict[str, list[RunRecord]], oracle: list[int], path: str) -> None:

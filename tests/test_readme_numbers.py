@@ -270,6 +270,29 @@ def test_third_world_grid_table():
         assert all(same(cell, numbers[column]) for column, cell in row.items()), (row, numbers)
 
 
+def test_third_world_grid_on_seeds_the_kit_was_not_tuned_on():
+    """``bench --world clinic --grid 30x4``: how many cells meet the targets, have no room, or miss."""
+    rows = seed_grid(clinic, 50, range(7, 37), range(4))
+    verdicts = Counter(row["targets met"] for row in rows)
+    missed = [row for row in rows if row["targets met"] == "NO"]
+
+    def span(values: list[int]) -> str:
+        return f"{min(values)}-{max(values)}%"
+
+    fewer = span([int(row["fewer calls"].rstrip("%")) for row in missed])
+    there = span([int(row["oracle saves"].rstrip("%")) for row in missed])
+    worst = max(row["Ralph vs oracle"] for row in missed)
+    assert all(row["correct, Ralph"] >= row["correct, bare"] for row in missed)  # both "n/30"
+    assert_says(
+        f"30 suite seeds x 4 model seeds (`--grid 30x4`, 6 s), {verdicts['yes']} of the {len(rows)} cells "
+        f"meet all three targets; in {verdicts['no room']} bare ReAct left less than 25% to save"
+    )
+    assert_says(
+        f"{verdicts['NO']} miss the 25%: the loop makes {fewer} fewer calls where {there} was there to "
+        f"save (within {worst}x the oracle"
+    )
+
+
 def test_the_reading_path_gives_each_module_s_size():
     """The README's reading path: every module it names exists, with the line count it gives."""
     table = readme_table("1.")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_mini.bench import BARE, RALPH, grid_row, run_agent
+from ralph_mini.bench import BARE, RALPH, grid_row, run_agent, targets_verdict
 from ralph_mini.clock import FakeClock
 from ralph_mini.hardening import NOT_FOUND, OK, WRONG_STATUSES
 from ralph_mini.loop import resume_point, run_loop
@@ -175,6 +175,15 @@ def test_the_clinic_targets_on_the_first_seed_pair():
         runs[agent.name] = records[20:]
     row = grid_row(7, 0, runs[BARE.name], runs[RALPH.name])
     assert row["targets met"] == "yes", row
+
+
+def test_the_grid_tells_a_cell_with_no_room_from_a_miss():
+    """A 25% cut is not there to make where bare ReAct came within 25% of the oracle's calls: such a
+    cell reads 'no room' when the loop met the other two targets, and 'NO' when it did not."""
+    assert targets_verdict(True, ralph=1.5, bare=2.4, oracle=1.5) == "yes"
+    assert targets_verdict(True, ralph=1.5, bare=1.9, oracle=1.5) == "no room"  # the oracle saves 21%
+    assert targets_verdict(True, ralph=1.6, bare=2.0, oracle=1.5) == "NO"  # 25% was there, 20% taken
+    assert targets_verdict(False, ralph=1.5, bare=1.9, oracle=1.5) == "NO"  # wrong more often, or far off
 
 
 @pytest.mark.parametrize("name", ["orders", "clinic", "shop"])
