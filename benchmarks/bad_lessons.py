@@ -3,14 +3,17 @@
     python benchmarks/bad_lessons.py                  # suite seeds 7-10 x model seeds 0-1, the order desk
     python benchmarks/bad_lessons.py --seeds 2x1      # fewer seed pairs
     python benchmarks/bad_lessons.py --unguarded      # also with the guards off (no votes, no invalidation)
+    python benchmarks/bad_lessons.py --world clinic   # the same six kinds in the clinic's words
 
 A bad lesson is written from the world's roles, not its names, so the same six kinds exist in any world:
 an over-general call (send every task to the slow lagging source), a start with that slow source, a
 special case (skip the lagging source for very old waiting records), a wrong answer (answer as soon as
 a record is waiting), a special-case answer (a miss in the fast source means no such record), and an
 over-general skip (never ask the source that holds every record). Each is planted *active* in an empty
-memory (``calls_saved`` at the threshold: the write threshold does not stand in the way), then the
-loop runs the 50-task suite; the same run without it is the clean reference.
+memory (``calls_saved`` at the threshold: the write threshold does not stand in the way), filed under
+the world's status requests, then the loop runs the 50-task suite; the same run without it is the clean
+reference. ``--world`` picks another world of ``bench.WORLDS``: the lessons come from its habits' roles,
+so a world the mechanisms were not tuned on is a held-out case.
 
 Per lesson it prints, summed over the seed pairs: the harm (points of correctness and % calls against
 the clean run) and how many times its trigger held while it was live before it went (its *firings*;
@@ -20,7 +23,9 @@ every bad lesson inactive within 3 firings.
 
 import argparse
 import sys
+from importlib import import_module
 
+from ralph_mini.bench import WORLDS
 from ralph_mini.clock import FakeClock
 from ralph_mini.experience import LIVE
 from ralph_mini.log import run_tags
@@ -30,7 +35,6 @@ from ralph_mini.memory import Memory, MemoryConfig
 from ralph_mini.offline import OfflineModel
 from ralph_mini.rules import parse_rule
 from ralph_mini.votes import trigger_held
-from ralph_mini.worlds import orders
 
 UNGUARDED = MemoryConfig(max_failures=10**9, recent_failures=10**9, max_wrong_answers=10**9, probation=False)
 
@@ -48,21 +52,22 @@ def bad_lessons(habits) -> dict[str, str]:
     }
 
 
-def run(suite_seed: int, model_seed: int, planted: list[str], config: MemoryConfig):
-    """The loop on one suite with ``planted`` lessons active from the start: records, results, memory."""
-    suite = orders.make_suite(n=50, seed=suite_seed)
+def run(world, suite_seed: int, model_seed: int, planted: list[str], config: MemoryConfig):
+    """The loop on one suite of ``world`` with ``planted`` lessons active from the start: records,
+    results, memory."""
+    suite = world.make_suite(n=50, seed=suite_seed)
     clock = FakeClock()
     memory = Memory(clock, config)
     for rule in planted:
-        memory.propose(rule, task_id="planted", run_id="planted", task_type=orders.words.STATUS,
+        memory.propose(rule, task_id="planted", run_id="planted", task_type=world.words.STATUS,
                        calls_saved=config.calls_saved_threshold)  # fmt: skip
-    model = OfflineModel(seed=model_seed, habits=orders.HABITS)
-    results = run_loop(suite.tasks, model, suite.world.tools(), memory, words=orders.WORDS,
+    model = OfflineModel(seed=model_seed, habits=world.HABITS)
+    results = run_loop(suite.tasks, model, suite.world.tools(), memory, words=world.WORDS,
                        between_tasks=lambda _: clock.advance(hours=6))  # fmt: skip
     return [r.record for r in results], results, memory
 
 
-def firings(rule: str, results, memory: Memory) -> str:
+def firings(rule: str, results, memory: Memory, words) -> str:
     """How many runs its trigger held in while it was live, until it went ('never': still live)."""
     parsed, lesson = (
         parse_rule(rule),
@@ -71,7 +76,7 @@ def firings(rule: str, results, memory: Memory) -> str:
     count = 0
     for result in results:
         if rule in result.injected or lesson.rule in result.injected:
-            count += trigger_held(parsed, run_tags(result.trace.steps, orders.WORDS, result.task.now))
+            count += trigger_held(parsed, run_tags(result.trace.steps, words, result.task.now))
         if any(
             note.startswith(("invalidated: " + lesson.rule, "removed: " + lesson.rule))
             for note in result.memory_notes
@@ -96,29 +101,33 @@ def main(argv: list[str]) -> int:
         "--seeds", type=seed_grid, default="4x2", help="suite seeds x model seeds (default 4x2)"
     )
     parser.add_argument("--unguarded", action="store_true", help="also run with the guards off")
+    parser.add_argument(
+        "--world", choices=sorted(WORLDS), default="orders", help="the world (default orders)"
+    )
     args = parser.parse_args(argv)
+    world = import_module(WORLDS[args.world])
     suites, models = args.seeds
     pairs = [(s, m) for s in suites for m in models]
     configs = {"guarded": MemoryConfig()} | ({"unguarded": UNGUARDED} if args.unguarded else {})
-    lessons = bad_lessons(orders.HABITS)
+    lessons = bad_lessons(world.HABITS)
     rows = []
     for label, config in configs.items():
-        clean = {p: run(*p, [], config)[0] for p in pairs}
+        clean = {p: run(world, *p, [], config)[0] for p in pairs}
         n = sum(len(r) for r in clean.values())
         clean_correct = sum(r.correct for recs in clean.values() for r in recs)
         clean_calls = sum(r.calls for recs in clean.values() for r in recs)
         for name, rule in [*lessons.items(), ("all six at once", None)]:
             planted = list(lessons.values()) if rule is None else [rule]
-            runs = {p: run(*p, planted, config) for p in pairs}
+            runs = {p: run(world, *p, planted, config) for p in pairs}
             correct = sum(r.correct for recs, _, _ in runs.values() for r in recs)
             calls = sum(r.calls for recs, _, _ in runs.values() for r in recs)
-            fired = [firings(rule, res, mem) for _, res, mem in runs.values()] if rule else []
+            fired = [firings(rule, res, mem, world.WORDS) for _, res, mem in runs.values()] if rule else []
             worst = "never" if "never" in fired else max(map(int, fired)) if fired else "-"
             rows.append({"guards": label, "bad lesson": name,
                          "correct (points)": f"{100 * (correct - clean_correct) / n:+.1f}",
                          "calls": f"{100 * (calls / clean_calls - 1):+.1f}%",
                          "firings before it went (worst pair)": worst})  # fmt: skip
-    print(f"{len(pairs)} seed pairs (suite x model), the order desk's 50 tasks, against a clean memory")
+    print(f"{len(pairs)} seed pairs (suite x model), {args.world}: 50 tasks, against a clean memory")
     print(format_table(rows))
     return 0
 

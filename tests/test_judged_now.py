@@ -260,12 +260,14 @@ def harm(config: MemoryConfig) -> dict[str, list[tuple[int, int, str, int]]]:
     the clean run's calls."""
     out = {name: [] for name in BAD.bad_lessons(orders.HABITS)}
     for pair in PAIRS:
-        clean, _, _ = BAD.run(*pair, [], config)
+        clean, _, _ = BAD.run(orders, *pair, [], config)
         for name, rule in BAD.bad_lessons(orders.HABITS).items():
-            records, results, memory = BAD.run(*pair, [rule], config)
+            records, results, memory = BAD.run(orders, *pair, [rule], config)
             lost = sum(r.correct for r in clean) - sum(r.correct for r in records)
             added = sum(r.calls for r in records) - sum(r.calls for r in clean)
-            out[name].append((lost, added, BAD.firings(rule, results, memory), sum(r.calls for r in clean)))
+            out[name].append(
+                (lost, added, BAD.firings(rule, results, memory, orders.WORDS), sum(r.calls for r in clean))
+            )
     return out
 
 

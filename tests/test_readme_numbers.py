@@ -16,6 +16,7 @@ as written; in a cell of words, the same numbers and `code`), and the same numbe
 prose, whatever the words around them. So a number README.md changes must change in both.
 """
 
+import importlib.util
 import re
 from collections import Counter
 from dataclasses import fields, is_dataclass
@@ -290,6 +291,37 @@ def test_third_world_grid_on_seeds_the_kit_was_not_tuned_on():
     assert_says(
         f"{verdicts['NO']} miss the 25%: the loop makes {fewer} fewer calls where {there} was there to "
         f"save (within {worst}x the oracle"
+    )
+
+
+def test_bad_lessons_in_the_clinic_as_the_readme_says():
+    """``python benchmarks/bad_lessons.py --world clinic``: where the guards do not hold in a world
+    the mechanisms were not tuned on. When a change makes them hold, this fails: rewrite the README."""
+    spec = importlib.util.spec_from_file_location(
+        "bad_lessons", README.parent / "benchmarks" / "bad_lessons.py"
+    )
+    bad = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bad)
+    pairs = [(s, m) for s in range(7, 11) for m in range(2)]
+    clean = {p: bad.run(clinic, *p, [], MemoryConfig()) for p in pairs}
+    clean_calls = sum(r.calls for records, _, _ in clean.values() for r in records)
+    lost, added, fired = {}, {}, {}
+    for name, rule in bad.bad_lessons(clinic.HABITS).items():
+        runs = {p: bad.run(clinic, *p, [rule], MemoryConfig()) for p in pairs}
+        lost[name] = sum(r.correct for p in pairs for r in clean[p][0]) - sum(
+            r.correct for p in pairs for r in runs[p][0]
+        )
+        added[name] = sum(r.calls for records, _, _ in runs.values() for r in records) / clean_calls - 1
+        each = [bad.firings(rule, results, memory, clinic.WORDS) for _, results, memory in runs.values()]
+        fired[name] = "never" if "never" in each else max(map(int, each))
+    assert max(lost.values()) * 100 / (50 * len(pairs)) == 2.0  # "at most 2.0 points"
+    calls, start = added["over-general call"], added["start with the slow source"]
+    assert f"{100 * calls:.1f}" == f"{100 * start:.1f}"
+    assert fired["over-general call"] == fired["start with the slow source"] == "never"
+    assert_says(
+        f'the over-general call and "start with the slow source" add {100 * calls:.1f}% more calls and '
+        f"never go, and the wrong answer and the over-general skip go only after "
+        f"{fired['wrong answer']} and {fired['over-general skip']} firings"
     )
 
 
