@@ -325,6 +325,26 @@ def test_bad_lessons_in_the_clinic_as_the_readme_says():
     )
 
 
+def test_the_ablation_grid_on_seeds_further_out():
+    """``bench --ablation-grid 20x4``: the cells the full loop loses, and keyword retrieval's total."""
+    from ralph_mini import ablation_grid
+
+    runs = ablation_grid.run_grid(range(7, 27), range(4), jobs=2)
+    judged = ablation_grid.verdicts(ablation_grid.cells(runs))
+    lost = [row for row in judged if row["beaten by"] != "-"]
+    margins = sorted(row["full: calls"] - row["best calls"] for row in lost)
+
+    def calls(arm: str) -> int:
+        return sum(sum(r.calls for r in recs[20:]) for (_, _, a), recs in runs.items() if a == arm)
+
+    assert {row["beaten by"] for row in lost} == {"keyword retrieval only"}
+    assert_says(
+        f"it loses {len(lost)} of {len(judged)} cells, each to keyword retrieval alone, by "
+        f"{' and '.join(map(str, margins))} calls, and keyword retrieval alone makes "
+        f"{calls('keyword retrieval only')} calls in all against the full loop's {calls(ablation_grid.FULL.name)}"
+    )
+
+
 def test_the_reading_path_gives_each_module_s_size():
     """The README's reading path: every module it names exists, with the line count it gives."""
     table = readme_table("1.")
