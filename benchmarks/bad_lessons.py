@@ -85,20 +85,10 @@ def firings(rule: str, results, memory: Memory, words) -> str:
     return "never" if lesson.status in LIVE else str(count)
 
 
-def seed_grid(text: str) -> tuple[range, range]:
-    """'4x2' -> suite seeds 7-10 and model seeds 0-1 (``measure.seed_ranges``), or a usage error."""
-    seeds = seed_ranges(text)
-    if seeds is None:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: write SUITESxMODELS, two whole numbers above 0, e.g. 4x2"
-        )
-    return seeds
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--seeds", type=seed_grid, default="4x2", help="suite seeds x model seeds (default 4x2)"
+        "--seeds", type=seed_ranges, default="4x2", help="suite seeds x model seeds (default 4x2)"
     )
     parser.add_argument("--unguarded", action="store_true", help="also run with the guards off")
     parser.add_argument(

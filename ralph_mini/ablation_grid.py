@@ -79,15 +79,13 @@ def verdicts(rows: list[dict], full: str = FULL.name) -> list[dict]:
     return out
 
 
-def main(grid: str, jobs: int = 2) -> int:
-    """``python -m ralph_mini bench --ablation-grid SxM``: print the cells the full loop loses, and totals."""
+def main(seeds: tuple[range, range], jobs: int = 2) -> int:
+    """``python -m ralph_mini bench --ablation-grid SxM``: print the cells the full loop loses, and totals.
+    ``seeds``: the suite and model seeds (``measure.seed_ranges`` of 'SxM')."""
     import time
 
-    from ralph_mini.measure import format_table, seed_ranges
+    from ralph_mini.measure import format_table
 
-    seeds = seed_ranges(grid)
-    if seeds is None:
-        raise SystemExit(f"--ablation-grid {grid!r}: write suite seeds x model seeds, e.g. 6x4")
     started = time.perf_counter()
     runs = run_grid(*seeds, jobs=jobs)
     judged = verdicts(cells(runs))

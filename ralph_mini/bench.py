@@ -115,9 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--world", choices=sorted(WORLDS), default="orders", help="the world (default orders)"
     )
     grid_help = "bare ReAct and the loop on suite seeds 7.. x model seeds 0.., with the world's targets"
-    parser.add_argument("--grid", metavar="SxM", help=grid_help + ", e.g. 4x2")
+    parser.add_argument("--grid", metavar="SxM", type=seed_ranges, help=grid_help + ", e.g. 4x2")
     ablation_help = "every mechanism against the full loop, per (seed pair, kind) cell of the static suite"
-    parser.add_argument("--ablation-grid", metavar="SxM", help=ablation_help + ", e.g. 6x4")
+    parser.add_argument("--ablation-grid", metavar="SxM", type=seed_ranges, help=ablation_help + ", e.g. 6x4")
     parser.add_argument(
         "--jobs", type=at_least_one, default=2, help="workers for --ablation-grid and --scenario (default 2)"
     )
@@ -151,10 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     world = import_module(WORLDS[args.world])
     if args.grid:
-        seeds = seed_ranges(args.grid)
-        if seeds is None:
-            parser.error(f"--grid {args.grid!r}: write suite seeds x model seeds, e.g. 4x2")
-        suite_seeds, model_seeds = seeds
+        suite_seeds, model_seeds = args.grid
         rows = seed_grid(world, args.tasks, suite_seeds, model_seeds)
         print(format_table(rows))
         if any(row["targets met"] == "no room" for row in rows):

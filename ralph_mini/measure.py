@@ -135,10 +135,12 @@ def at_least_one(text: str) -> int:
     return int(text)
 
 
-def seed_ranges(text: str) -> tuple[range, range] | None:
-    """'4x2' -> suite seeds 7, 8, 9, 10 and model seeds 0, 1 (``bench --grid``, ``--ablation-grid``);
-    None unless both are whole numbers of at least 1."""
+def seed_ranges(text: str) -> tuple[range, range]:
+    """'4x2' -> suite seeds 7, 8, 9, 10 and model seeds 0, 1, as ``argparse`` reads it (``bench --grid``,
+    ``--ablation-grid``, ``benchmarks/bad_lessons.py --seeds``): anything else is a usage error saying
+    what to write."""
     suites, _, models = text.partition("x")
     if not (suites.isdigit() and models.isdigit() and int(suites) and int(models)):
-        return None
+        write = "write suite seeds x model seeds, two whole numbers of at least 1, e.g. 4x2"
+        raise ArgumentTypeError(f"{text!r}: {write}")
     return range(7, 7 + int(suites)), range(int(models))

@@ -72,11 +72,16 @@ def test_a_count_below_one_is_a_usage_error(argv, capsys):
     assert "write a whole number of at least 1" in said and "Traceback" not in said
 
 
-def test_an_ablation_grid_of_no_seeds_is_refused():
+@pytest.mark.parametrize("option", ["--ablation-grid", "--grid"])
+@pytest.mark.parametrize("seeds", ["0x2", "4", "4x", "ax2", "4x-1"])
+def test_a_grid_of_no_seeds_is_a_usage_error_saying_what_to_write(option, seeds, capsys):
     from ralph_mini import bench
 
-    with pytest.raises(SystemExit, match="write suite seeds x model seeds"):
-        bench.main(["--ablation-grid", "0x2"])
+    with pytest.raises(SystemExit) as stopped:
+        bench.main([option, seeds])
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err
+    assert f"argument {option}" in said and "write suite seeds x model seeds" in said, said
 
 
 def test_a_learning_curve_that_cannot_be_written_is_a_usage_error_naming_the_fix(tmp_path, capsys):
