@@ -112,9 +112,10 @@ def every_lesson(task: Task, memory: Memory) -> list[Experience]:
     return list({e.rule: e for e in sorted(memory.experiences.values(), key=lambda e: e.rule)}.values())
 
 
-def run_arm(scenario_name: str, arm: Arm, model_seed: int = 0, seed: int = 7) -> ArmRun:
-    """Run one arm through a fresh copy of the scenario, applying its changes on schedule."""
-    scenario = build(scenario_name, seed)
+def run_arm(scenario_name: str | Scenario, arm: Arm, model_seed: int = 0, seed: int = 7) -> ArmRun:
+    """Run one arm through a fresh copy of the scenario (or a fresh ``Scenario`` of one's own), applying
+    its changes on schedule."""
+    scenario = build(scenario_name, seed) if isinstance(scenario_name, str) else scenario_name
     model = OfflineModel(seed=model_seed, habits=scenario.habits)
     clock = FakeClock(scenario.start)
     memory = Memory(clock, arm.memory) if arm.ralph else None
@@ -198,8 +199,7 @@ def paired_rows(run: ArmRun) -> list[dict]:
 def arm_row(run: ArmRun) -> dict:
     """The scenario x arm table's row: the whole run."""
     row = summarize(run.records, run.arm.name)
-    n = len(run.records)
-    correct = sum(r.correct for r in run.records)
+    n, correct = len(run.records), sum(r.correct for r in run.records)
     row["correct"] = f"{correct}/{n} ({100 * correct / n:.0f}%)"
     del row["tasks"], row["tasks with a wrong call"]
     return {"scenario": run.scenario.name, **row, "lessons followed": run_follow_rate(run)}

@@ -345,6 +345,24 @@ def test_the_ablation_grid_on_seeds_further_out():
     )
 
 
+def test_held_out_drifts_as_the_readme_says(monkeypatch):
+    """``python benchmarks/held_out_drifts.py``: six drifts written apart from the scenarios."""
+    monkeypatch.syspath_prepend(str(README.parent / "benchmarks"))  # importable by name: the workers
+    drifts = import_module("held_out_drifts")  # unpickle its job function by its module's name
+    rows = drifts.rows(range(7, 27), jobs=2)
+
+    def span(values) -> str:
+        return f"{min(values)}-{max(values)}"
+
+    right = {arm: [int(row[f"correct, {arm}"].split("/")[0]) for row in rows] for arm in ("bare", "Ralph")}
+    fewer = [round(100 * (1 - row["calls, Ralph"] / row["calls, bare"])) for row in rows]
+    assert_says(
+        f"The loop answers {span(right['Ralph'])} of 1200 right where bare ReAct answers "
+        f"{span(right['bare'])}, with {span(fewer)}% fewer calls, and it answers fewer right than bare "
+        f"ReAct on {sum(row['seeds the loop lost'] for row in rows)} of the {len(rows) * 20} runs."
+    )
+
+
 def test_the_reading_path_gives_each_module_s_size():
     """The README's reading path: every module it names exists, with the line count it gives."""
     table = readme_table("1.")
