@@ -984,7 +984,7 @@ def held_out_row(name: str) -> dict:
     calls = {arm: sum(r.calls for records in runs[arm] for r in records) for arm in runs}
     n = 60 * len(HELD_OUT_SEEDS)
     return {
-        "drift": name,
+        "held-out drift": name,
         "correct, bare": f"{sum(correct[BARE])}/{n}",
         "correct, Ralph": f"{sum(correct[FULL])}/{n}",
         "calls, bare": calls[BARE],
