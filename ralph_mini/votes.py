@@ -10,15 +10,21 @@ can be read in one page:
   'age:pending:12'}. A rule whose trigger did not hold neither earns nor loses anything.
 - **What did it cost, and could the rule have caused it?** A wasted call (wrong or redundant,
   ``waste.wasted_calls``) counts against the rules that sent the agent to that tool (``sent_to``: 'call
-  T', 'start with T'): a rule that only wastes calls is voted out too. So does a run in which such a
-  rule was in play and the world did not offer its tool (the cache is gone): it cannot be followed and
-  takes a lesson's place for nothing. (A tool offered but not called is no vote either way: the model
-  did not follow the rule, often on another task type.) A wrong answer counts against
-  the rules that could have caused it by withholding something (``withheld``): 'answer' (stop now), or
-  'skip T' when the run then made no call to T that answered. A rule that only adds a lookup cannot
-  make an answer wrong, so a wrong answer is no vote on it (it would otherwise pay for every mistake of
-  another task type, or of another lesson, made while it was in play). A correct run without waste on
-  its tools is an up-vote.
+  T', 'start with T'): a rule that only wastes calls is voted out too. So does a run in which such a rule
+  was in play and the world did not offer its tool (the cache is gone): it cannot be followed and takes a
+  lesson's place for nothing. And a 'call T' rule, when T had nothing on a record another tool found
+  (``called_for_nothing``): for an agent exploring, a first miss is how it learns (no waste,
+  ``waste.py``), but the rule claimed T had something (a world whose needed check answers with a miss,
+  'no refund for this order', would see such a rule voted out although the check was needed). Not 'start
+  with T': a start orders the look-ups, and a good one misses too (the cache first: cheap, and it often
+  has the record), so a miss is its expected price; whether it pays, only runs without it could say, and
+  the votes do not measure that (``benchmarks/bad_lessons.py --world clinic``: 'start with' the slow
+  source stays). (A tool offered but not called is no vote either way: the model did not follow the rule,
+  often on another task type.) A wrong answer counts against the rules that could have caused it by
+  withholding something (``withheld``): 'answer' (stop now), or 'skip T' when the run then made no call
+  to T that answered. A rule that only adds a lookup cannot make an answer wrong, so a wrong answer is no
+  vote on it (it would otherwise pay for every mistake of another task type, or of another lesson, made
+  while it was in play). A correct run without waste on its tools is an up-vote.
 
 Votes decay **by votes** (``decayed``): each new vote on a rule multiplies its earlier ones by
 ``0.5 ** (1 / half_life)``, so with a half-life of 5 a vote counts half after five more on that rule.
@@ -77,6 +83,14 @@ def sent_to(rule: Rule) -> set[str]:
     return {a.tool for a in rule.actions if a.verb in ("call", "start") and a.tool}
 
 
+def called_for_nothing(rule: Rule, revealed: Collection[str]) -> set[str]:
+    """The tools a 'call T' rule added that had nothing ('T:nothing', never 'T:found') in a run where
+    another tool found the record: the rule claimed T had something, and here it had not."""
+    added = {a.tool for a in rule.actions if a.verb == "call" and a.tool}
+    empty = {t for t in added if f"{t}:nothing" in revealed and f"{t}:found" not in revealed}
+    return empty if any(t.endswith(":found") for t in revealed) else set()
+
+
 def withheld(rule: Rule, revealed: Collection[str]) -> bool:
     """Could the rule have made a wrong answer wrong? It said 'answer', or 'skip T' and no call to T
     answered in the run (T found nothing or the order: tags 'T:nothing' / 'T:found')."""
@@ -93,9 +107,9 @@ def judge(
     offered: Collection[str] | None = None,
 ):
     """The vote of one run on one rule: None (not in play, or wrong in a way it could not cause), else
-    (up, why down: '' for a wrong answer, '2 wasted calls to T', 'T not offered'); see the module
-    docstring. ``offered``: the run's tool names (None: not known). A rule that does not parse (a
-    hand-edited file) is judged by its tag and the verdict."""
+    (up, why down: '' for a wrong answer, '2 wasted calls to T', 'called T, which had nothing another
+    tool found', 'T not offered'); see the module docstring. ``offered``: the run's tool names (None:
+    not known). A rule that does not parse (a hand-edited file) is judged by its tag and the verdict."""
     rule = rule_in(rule_text)
     if rule is None:
         return (correct, "") if tag == "any" or tag in revealed else None
@@ -104,6 +118,9 @@ def judge(
     waste = [tool for tool in wasted if tool in sent_to(rule)]
     if waste:
         return False, f"{len(waste)} wasted calls to {', '.join(sorted(set(waste)))}"
+    empty = called_for_nothing(rule, revealed)
+    if empty:
+        return False, f"called {', '.join(sorted(empty))}, which had nothing another tool found"
     missing = sent_to(rule) - set(offered) if offered is not None else set()
     if missing:
         return False, f"{', '.join(sorted(missing))} not offered"

@@ -111,6 +111,23 @@ def test_an_active_rule_is_invalid_at_two_down_of_its_last_three_votes_or_one_wr
     assert skip.status == "invalid" and skip.status_reason.startswith("a wrong answer it could have caused")
 
 
+def test_a_call_rule_pays_when_its_tool_had_nothing_that_another_found_and_a_start_rule_does_not():
+    """'call T' claims T has something: a run where T had nothing and another tool found the record is
+    a down-vote. A miss everywhere (no such order) says nothing against it; nor does a miss of the tool a
+    'start with' rule puts first (the cache first: a good start misses too)."""
+    memory = Memory(FakeClock())
+    call = active(memory, f"when any task: call {PAY}")
+    start = active(memory, f"when any task: start with {CACHE}")
+    notes = memory.record_outcome([call, start], {"any", f"{PAY}:nothing", f"{CACHE}:nothing", f"{DB}:found"},
+                                  correct=True)  # fmt: skip
+    assert notes == [f"down-voted: when any task: call {PAY} (1 failures; called {PAY}, which had nothing "
+                     "another tool found)"]  # fmt: skip
+    assert (call.recent, start.recent) == ("-", "+")
+    memory.record_outcome([call], {"any", f"{PAY}:nothing", f"{DB}:nothing"}, correct=True)  # no such order
+    memory.record_outcome([call], {"any", f"{PAY}:found", f"{DB}:found"}, correct=True)  # it had something
+    assert (call.recent, call.status) == ("-++", "active")
+
+
 def test_only_an_active_rule_invalidates_its_rivals_and_a_tool_gone_ends_probation_too():
     memory = Memory(FakeClock())
     old = active(memory, f"when any task: start with {CACHE}")
