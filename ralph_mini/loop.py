@@ -175,7 +175,10 @@ def run_task(
     if verdict.judged and not result.review.blind:  # learn only from evidence: a judged run that looked
         wasted = [step.tool for step in result.trace.steps if step.index in waste]
         revealed = run_tags(result.trace.steps, words, task.now)
-        result.memory_notes += memory.record_outcome(injected, revealed, result.correct, wasted, offered)
+        latency = {t.name: t.latency_s for t in tools}  # a slow start that had nothing pays: votes.judge
+        result.memory_notes += memory.record_outcome(
+            injected, revealed, result.correct, wasted, offered, latency
+        )
     result.memory_notes += memory.invalidate_unoffered(offered, task.task_type, lags)
     if config.reflect and verdict.judged and wants_slow_loop(result.correct, result.review, result.trace,
                                                              *recurrence(task, history, past)):  # fmt: skip

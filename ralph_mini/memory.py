@@ -231,17 +231,19 @@ class Memory:
         correct: bool,
         wasted: Collection[str] = (),
         offered: Collection[str] | None = None,
+        latency: Mapping[str, float] | None = None,
     ) -> list[str]:
         """Vote on the injected rules whose whole trigger held; remove those the recent votes condemn.
 
         ``correct`` is the grader's verdict on the run, ``revealed`` the tags the run showed
         (``log.run_tags``), ``wasted`` the tool of each wasted call (``waste.run_waste``),
-        ``offered`` the names of the tools the run had (None: not known).
-        Down for wasted calls to a tool it sent the agent to, or one not offered, or for a wrong answer it
-        could have caused (it said answer, or skip a tool the run did not call): ``votes.judge``."""
+        ``offered`` the names of the tools the run had (None: not known), ``latency`` their declared
+        seconds (None: not known).
+        Down for wasted calls to a tool it sent the agent to, one that had nothing, or one not offered, or
+        for a wrong answer it could have caused (answer, or skip a tool not called): ``votes.judge``."""
         notes, now = [], self.clock().isoformat(timespec="minutes")
         for e in used:
-            vote = judge(e.rule, e.trigger, revealed, wasted, correct, offered)
+            vote = judge(e.rule, e.trigger, revealed, wasted, correct, offered, latency)
             if vote is None or e.status not in LIVE:
                 continue
             notes += apply_vote(e, *vote, self.config, now)  # what a vote does: votes.apply_vote

@@ -15,16 +15,17 @@ can be read in one page:
   lesson's place for nothing. And a 'call T' rule, when T had nothing on a record another tool found
   (``called_for_nothing``): for an agent exploring, a first miss is how it learns (no waste,
   ``waste.py``), but the rule claimed T had something (a world whose needed check answers with a miss,
-  'no refund for this order', would see such a rule voted out although the check was needed). Not 'start
-  with T': a start orders the look-ups, and a good one misses too (the cache first: cheap, and it often
-  has the record), so a miss is its expected price; whether it pays, only runs without it could say, and
-  the votes do not measure that (``benchmarks/bad_lessons.py --world clinic``: 'start with' the slow
-  source stays). (A tool offered but not called is no vote either way: the model did not follow the rule,
-  often on another task type.) A wrong answer counts against the rules that could have caused it by
-  withholding something (``withheld``): 'answer' (stop now), or 'skip T' when the run then made no call
-  to T that answered. A rule that only adds a lookup cannot make an answer wrong, so a wrong answer is no
-  vote on it (it would otherwise pay for every mistake of another task type, or of another lesson, made
-  while it was in play). A correct run without waste on its tools is an up-vote.
+  'no refund for this order', would see such a rule voted out although the check was needed). A 'start
+  with T' rule pays for a miss only when a faster tool (by the latencies the tools declare) then found
+  the record (``started_slow_for_nothing``): a good start misses too (the cache first: cheap, and it
+  often has the record), and its misses are its price when what found the record was slower; starting
+  with a slow source that had nothing, where a faster one had it, never paid. (A tool offered but not
+  called is no vote either way: the model did not follow the rule, often on another task type.) A wrong
+  answer counts against the rules that could have caused it by withholding something (``withheld``):
+  'answer' (stop now), or 'skip T' when the run then made no call to T that answered. A rule that only
+  adds a lookup cannot make an answer wrong, so a wrong answer is no vote on it (it would otherwise pay
+  for every mistake of another task type, or of another lesson, made while it was in play). A correct run
+  without waste on its tools is an up-vote.
 
 Votes decay **by votes** (``decayed``): each new vote on a rule multiplies its earlier ones by
 ``0.5 ** (1 / half_life)``, so with a half-life of 5 a vote counts half after five more on that rule.
@@ -46,7 +47,7 @@ Left out on purpose: partial credit (a vote is 1), and decay by wall-clock time 
 by days since last hit, ``memory.decay_factor``).
 """
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from ralph_mini.experience import Experience, MemoryConfig
 from ralph_mini.rules import Rule, rule_in
@@ -91,6 +92,18 @@ def called_for_nothing(rule: Rule, revealed: Collection[str]) -> set[str]:
     return empty if any(t.endswith(":found") for t in revealed) else set()
 
 
+def started_slow_for_nothing(rule: Rule, revealed: Collection[str], latency: Mapping[str, float]) -> set[str]:
+    """The tools a 'start with T' rule put first that had nothing in a run where a faster tool (by the
+    latencies the tools declare) found the record: starting there would have found it sooner."""
+    found = [t.split(":")[0] for t in revealed if t.endswith(":found")]
+    first = {a.tool for a in rule.actions if a.verb == "start" and a.tool in latency}
+    return {
+        t for t in first
+        if f"{t}:nothing" in revealed and f"{t}:found" not in revealed
+        and any(f in latency and latency[f] < latency[t] for f in found)
+    }  # fmt: skip
+
+
 def withheld(rule: Rule, revealed: Collection[str]) -> bool:
     """Could the rule have made a wrong answer wrong? It said 'answer', or 'skip T' and no call to T
     answered in the run (T found nothing or the order: tags 'T:nothing' / 'T:found')."""
@@ -105,11 +118,14 @@ def judge(
     wasted: Collection[str],
     correct: bool,
     offered: Collection[str] | None = None,
+    latency: Mapping[str, float] | None = None,
 ):
     """The vote of one run on one rule: None (not in play, or wrong in a way it could not cause), else
     (up, why down: '' for a wrong answer, '2 wasted calls to T', 'called T, which had nothing another
-    tool found', 'T not offered'); see the module docstring. ``offered``: the run's tool names (None:
-    not known). A rule that does not parse (a hand-edited file) is judged by its tag and the verdict."""
+    tool found', 'started with T, which had nothing a faster tool found', 'T not offered'); see the module
+    docstring. ``offered``: the run's tool names (None: not known); ``latency``: tool -> declared seconds
+    (None: not known, so no start is judged by speed). A rule that does not parse (a hand-edited file) is
+    judged by its tag and the verdict."""
     rule = rule_in(rule_text)
     if rule is None:
         return (correct, "") if tag == "any" or tag in revealed else None
@@ -121,6 +137,9 @@ def judge(
     empty = called_for_nothing(rule, revealed)
     if empty:
         return False, f"called {', '.join(sorted(empty))}, which had nothing another tool found"
+    slow = started_slow_for_nothing(rule, revealed, latency or {})
+    if slow:
+        return False, f"started with {', '.join(sorted(slow))}, which had nothing a faster tool found"
     missing = sent_to(rule) - set(offered) if offered is not None else set()
     if missing:
         return False, f"{', '.join(sorted(missing))} not offered"

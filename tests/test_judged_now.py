@@ -128,6 +128,24 @@ def test_a_call_rule_pays_when_its_tool_had_nothing_that_another_found_and_a_sta
     assert (call.recent, call.status) == ("-++", "active")
 
 
+def test_a_start_rule_pays_for_a_miss_only_when_a_faster_tool_found_the_record():
+    """Starting with the slow provider, which had nothing the fast cache had: down. Starting with the
+    cache, which missed where the slower database found it: its price, an up-vote. Without the tools'
+    latencies no start is judged by speed."""
+    latency = {tool.name: tool.latency_s for tool in TOOLS}
+    assert latency[CACHE] < latency[DB] < latency[PAY]
+    memory, other = Memory(FakeClock()), Memory(FakeClock())  # two starts in one memory contradict
+    slow = active(memory, f"when any task: start with {PAY}")
+    cheap = active(other, f"when any task: start with {CACHE}")
+    missed_slow = {"any", f"{PAY}:nothing", f"{CACHE}:found"}
+    notes = memory.record_outcome([slow], missed_slow, correct=True, latency=latency)
+    assert notes == [f"down-voted: when any task: start with {PAY} (1 failures; started with {PAY}, which "
+                     "had nothing a faster tool found)"]  # fmt: skip
+    other.record_outcome([cheap], {"any", f"{CACHE}:nothing", f"{DB}:found"}, correct=True, latency=latency)
+    memory.record_outcome([slow], missed_slow, correct=True)  # latencies not known
+    assert (slow.recent, cheap.recent) == ("-+", "+")
+
+
 def test_only_an_active_rule_invalidates_its_rivals_and_a_tool_gone_ends_probation_too():
     memory = Memory(FakeClock())
     old = active(memory, f"when any task: start with {CACHE}")

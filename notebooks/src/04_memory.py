@@ -373,7 +373,7 @@ pollution
 # | write threshold | a rule is active once proposed in N separate tasks, or it saves K calls alone, or it was learned from an answer the grader rejected | N = 2, K = 2 |
 # | probation | a rule proposed once is injected at once; its first up-vote makes it active, its first down-vote invalid | on |
 # | merge (dedup) | a new wording, action order or near duplicate of a stored rule strengthens it instead of adding a row | ages within 20% |
-# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to (`waste.py`), a tool it said to call that had nothing on a record another tool found, or a wrong answer it could have caused | always on |
+# | votes | only runs where the rule's whole trigger held vote: up for a correct run without waste on its tools, down for calls wasted on a tool it sent the agent to (`waste.py`), a tool it said to call (or to start with, where a faster tool found the record) that had nothing, or a wrong answer it could have caused | always on |
 # | judged by what it does now | 2 down among its last 3 votes, or 1 wrong answer it could have caused, make an active rule invalid | 2 of 3; 1 |
 # | vote decay | each new vote weighs the earlier ones by 0.5 ** (1/5): a vote counts half after five more | half-life 5 votes |
 # | removal | at N failures, once the decayed down-votes outweigh the up-votes, the rule is removed | N = 2 |
@@ -397,7 +397,7 @@ pollution
 # | 写入阈值 | 一条规则在 N 个不同的任务中被提出，或单独就能省下 K 次调用，或是从评分器拒绝的答案中学到的，就会生效 | N = 2，K = 2 |
 # | 试用期 | 只被提出过一次的规则立即注入；第一张赞成票让它生效，第一张反对票让它失效 | 开启 |
 # | 合并（去重） | 已存规则的新措辞、动作顺序不同的写法或近似重复，会加强原规则，而不是新增一行 | 年龄阈值相差 20% 以内 |
-# | 投票 | 只有规则的整个触发条件都成立的运行才投票：答对且在它的工具上没有浪费的运行投赞成票；在它引导智能体去调用的工具上浪费了调用（`waste.py`），它要求调用的工具一无所获而别的工具找到了记录，或出现一个可能由它导致的错误答案，投反对票 | 始终开启 |
+# | 投票 | 只有规则的整个触发条件都成立的运行才投票：答对且在它的工具上没有浪费的运行投赞成票；在它引导智能体去调用的工具上浪费了调用（`waste.py`），它要求调用（或先查、而更快的工具找到了记录）的工具一无所获，或出现一个可能由它导致的错误答案，投反对票 | 始终开启 |
 # | 按现在的表现评判 | 最近 3 票中有 2 张反对票，或有 1 个可能由它导致的错误答案，就让一条生效的规则失效 | 3 票中 2 票；1 |
 # | 投票衰减 | 每张新票让之前的票按 0.5 ** (1/5) 加权：再过五票，一张票只算一半 | 半衰期 5 票 |
 # | 移除 | 失败 N 次后，一旦衰减后的反对票超过赞成票，规则即被移除 | N = 2 |
