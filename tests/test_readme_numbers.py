@@ -315,6 +315,15 @@ def test_bad_lessons_in_the_clinic_as_the_readme_says():
         each = [bad.firings(rule, results, memory, clinic.WORDS) for _, results, memory in runs.values()]
         fired[name] = "never" if "never" in each else max(map(int, each))
     assert max(lost.values()) * 100 / (50 * len(pairs)) == 2.0  # "at most 2.0 points"
+    every = {
+        p: bad.run(clinic, *p, list(bad.bad_lessons(clinic.HABITS).values()), MemoryConfig()) for p in pairs
+    }
+    points = sum(r.correct for p in pairs for r in clean[p][0]) - sum(
+        r.correct for p in pairs for r in every[p][0]
+    )
+    fewer = 1 - sum(r.calls for records, _, _ in every.values() for r in records) / clean_calls
+    assert_says(f"All six at once cost more answers than before ({100 * points / (50 * len(pairs)):.1f}")
+    assert_says(f"points against 2.0, with {100 * fewer:.1f}% fewer calls instead of 13.4% more)")
     call, start = added["over-general call"], added["start with the slow source"]
     assert f"{100 * call:.1f}" == f"{100 * start:.1f}"
     assert fired["over-general call"] == fired["start with the slow source"] != "never"
