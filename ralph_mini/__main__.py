@@ -4,6 +4,7 @@
 ``python -m ralph_mini serve-local`` (the bundled tiny local model behind an OpenAI-compatible server)."""
 
 import argparse
+import os
 import sys
 
 from ralph_mini.backends import model_from_env
@@ -78,5 +79,17 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, rest:
     return 0
 
 
+def main_quiet_on_a_closed_pipe() -> int:
+    """``main``, but a reader that went away (``... | head``) ends the command quietly, as other
+    commands end, not with a traceback (the recipe of Python's ``signal`` documentation)."""
+    try:
+        code = main()
+        sys.stdout.flush()  # inside the try: Python's own flush at exit would complain again
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_quiet_on_a_closed_pipe())

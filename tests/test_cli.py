@@ -123,3 +123,14 @@ def test_serve_local_refuses_a_port_it_could_not_be_reached_on(port, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["serve-local", "--port", port])
     assert stopped.value.code == 2 and "write a port number from 1 to 65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["demo", "--tasks", "1"], ["bench", "--grid", "2x1"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(argv):
+    """``python -m ralph_mini bench ... | head``: the pipe closes before the command writes."""
+    command = subprocess.Popen([sys.executable, "-m", "ralph_mini", *argv], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    command.stdout.close()  # the reader is gone before the first line
+    said = command.stderr.read()
+    command.wait(timeout=120)
+    assert "Traceback" not in said and "BrokenPipeError" not in said, said
