@@ -10,7 +10,8 @@ apart from them (2026-12-05), and nothing was changed to make them pass: other c
 magnitudes, a lag that shrinks, a cache that comes back, a source that goes stale and then vanishes, two
 or three changes in one run. Each is 60 tasks of the drift scenario's five request types
 (``scenarios.generate``), on one clock, from an empty memory, on every suite seed; the full loop
-(``scenario_bench.FULL``) and bare ReAct run the same tasks.
+(``scenario_bench.FULL``) and bare ReAct run the same tasks (``held_out_bench.held_out_rows``, which
+notebook 09 calls on five seeds).
 
 Per drift it prints, summed over the seeds: correct answers and calls of each, and on how many seeds the
 loop answered fewer tasks right than bare ReAct did.
@@ -19,39 +20,9 @@ loop answered fewer tasks right than bare ReAct did.
 import argparse
 import sys
 
+from ralph_mini.held_out_bench import TASKS, held_out_rows
 from ralph_mini.measure import at_least_one, format_table
-from ralph_mini.scenario_bench import BARE, FULL, run_arm
-from ralph_mini.workers import in_workers
-from ralph_mini.worlds.shop.scenarios import HELD_OUT_DRIFTS, held_out
-
-TASKS = 60
-
-
-def score(job: tuple[str, str, int]) -> tuple[int, int]:
-    """(correct, calls) of one arm on one drift and seed (a worker's job: names in, two numbers out)."""
-    name, arm, seed = job
-    run = run_arm(held_out(name, seed, TASKS), FULL if arm == FULL.name else BARE)
-    return sum(r.correct for r in run.records), sum(r.calls for r in run.records)
-
-
-def rows(seeds: range, jobs: int = 2) -> list[dict]:
-    """One row per drift: both arms' correct answers and calls over ``seeds``, and the seeds the loop lost."""
-    work = [(name, arm.name, seed) for name in HELD_OUT_DRIFTS for seed in seeds for arm in (BARE, FULL)]
-    done = dict(zip(work, in_workers(score, work, jobs), strict=True))
-    table = []
-    for name in HELD_OUT_DRIFTS:
-        bare = [done[(name, BARE.name, seed)] for seed in seeds]
-        full = [done[(name, FULL.name, seed)] for seed in seeds]
-        n = TASKS * len(seeds)
-        table.append({
-            "drift": name,
-            "correct, bare": f"{sum(c for c, _ in bare)}/{n}",
-            "correct, Ralph": f"{sum(c for c, _ in full)}/{n}",
-            "calls, bare": sum(k for _, k in bare),
-            "calls, Ralph": sum(k for _, k in full),
-            "seeds the loop lost": sum(f[0] < b[0] for b, f in zip(bare, full, strict=True)),
-        })  # fmt: skip
-    return table
+from ralph_mini.worlds.shop.scenarios import HELD_OUT_DRIFTS
 
 
 def main(argv: list[str]) -> int:
@@ -59,10 +30,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seeds", type=at_least_one, default=20, help="suite seeds 7.. (default 20)")
     parser.add_argument("--jobs", type=at_least_one, default=2, help="worker processes (default 2)")
     args = parser.parse_args(argv)
-    seeds = range(7, 7 + args.seeds)
     drifts = f"{len(HELD_OUT_DRIFTS)} held-out drifts x {args.seeds} suite seeds"
     print(f"{drifts}, {TASKS} tasks each, from an empty memory")
-    print(format_table(rows(seeds, args.jobs)))
+    print(format_table(held_out_rows(range(7, 7 + args.seeds), args.jobs)))
     return 0
 
 

@@ -357,11 +357,11 @@ def test_the_ablation_grid_on_seeds_further_out():
     )
 
 
-def test_held_out_drifts_as_the_readme_says(monkeypatch):
+def test_held_out_drifts_as_the_readme_says():
     """``python benchmarks/held_out_drifts.py``: six drifts written apart from the scenarios."""
-    monkeypatch.syspath_prepend(str(README.parent / "benchmarks"))  # importable by name: the workers
-    drifts = import_module("held_out_drifts")  # unpickle its job function by its module's name
-    rows = drifts.rows(range(7, 27), jobs=2)
+    from ralph_mini.held_out_bench import held_out_rows
+
+    rows = held_out_rows(range(7, 27), jobs=2)
 
     def span(values) -> str:
         return f"{min(values)}-{max(values)}"

@@ -29,7 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "ralph_mini"
 WORLDS = ("orders", "shop", "clinic")
 # The drivers pick a world for the command line and the exercises; every other module is the agent.
-DRIVERS = {"bench.py", "scenario_bench.py", "enforce_bench.py", "outer.py", "__main__.py"}
+DRIVERS = {
+    "bench.py",
+    "scenario_bench.py",
+    "enforce_bench.py",
+    "held_out_bench.py",
+    "outer.py",
+    "__main__.py",
+}
 AGENT_MODULES = sorted(
     p
     for p in PACKAGE.rglob("*.py")

@@ -32,6 +32,7 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from ralph_mini import lang
+from ralph_mini.held_out_bench import held_out_rows
 from ralph_mini.log import run_tags
 from ralph_mini.scenario_bench import (
     ARMS,
@@ -48,7 +49,7 @@ from ralph_mini.votes import trigger_held
 from ralph_mini.widgets import plot_learning_curve, progress
 from ralph_mini.worlds.shop import scenarios
 from ralph_mini.worlds.shop import words as sw
-from ralph_mini.worlds.shop.scenarios import DRIFT, HELD_OUT_DRIFTS, SCENARIOS, build, held_out
+from ralph_mini.worlds.shop.scenarios import DRIFT, SCENARIOS, build
 from ralph_mini.worlds.shop.tasks import RELEVANT_TOOLS
 
 # labels in the reader's language; the shop's tasks stay as they are (mixing English and Chinese is part
@@ -963,37 +964,16 @@ pd.DataFrame([{"type": kind, "wrong tool": tool, "calls": n} for (kind, tool), n
 # all seven, and nothing was changed to make them pass (`scenarios.HELD_OUT_DRIFTS`): other change times
 # and sizes, a settlement lag that shrinks, a cache that comes back, a cache that goes stale and then
 # vanishes, two or three changes in one run. Each is 60 tasks of drift's mix from an empty memory, here on
-# five suite seeds (`python benchmarks/held_out_drifts.py` runs twenty):
+# five suite seeds (`held_out_bench.held_out_rows`; `python benchmarks/held_out_drifts.py` runs twenty):
 #
 # <!-- zh -->
 #
 # ## 没有人针对其调优过的漂移
 #
-# 这七个场景是本套件的评测集，而各个机制正是看着它们改出来的，threshold 和 stale 在跑过之后也不例外。所以后来又另写了六种漂移，与这七个场景都无关，也没有为了让它们通过而修改任何东西（`scenarios.HELD_OUT_DRIFTS`）：别的变化时刻和幅度、变短的结算延迟、恢复上线的缓存、先过时再消失的缓存、一次运行中的两三处变化。每种都是 drift 的任务组合中的 60 个任务，从空记忆开始，这里用五个测试集种子（`python benchmarks/held_out_drifts.py` 用二十个）：
+# 这七个场景是本套件的评测集，而各个机制正是看着它们改出来的，threshold 和 stale 在跑过之后也不例外。所以后来又另写了六种漂移，与这七个场景都无关，也没有为了让它们通过而修改任何东西（`scenarios.HELD_OUT_DRIFTS`）：别的变化时刻和幅度、变短的结算延迟、恢复上线的缓存、先过时再消失的缓存、一次运行中的两三处变化。每种都是 drift 的任务组合中的 60 个任务，从空记忆开始，这里用五个测试集种子（`held_out_bench.held_out_rows`；`python benchmarks/held_out_drifts.py` 用二十个）：
 
 # %%
-HELD_OUT_SEEDS = range(7, 12)
-
-
-def held_out_row(name: str) -> dict:
-    """Bare ReAct and the full loop on one held-out drift, summed over the seeds."""
-    runs = {
-        arm: [run_arm(held_out(name, seed), arm).records for seed in HELD_OUT_SEEDS] for arm in (BARE, FULL)
-    }
-    correct = {arm: [sum(r.correct for r in records) for records in runs[arm]] for arm in runs}
-    calls = {arm: sum(r.calls for records in runs[arm] for r in records) for arm in runs}
-    n = 60 * len(HELD_OUT_SEEDS)
-    return {
-        "held-out drift": name,
-        "correct, bare": f"{sum(correct[BARE])}/{n}",
-        "correct, Ralph": f"{sum(correct[FULL])}/{n}",
-        "calls, bare": calls[BARE],
-        "calls, Ralph": calls[FULL],
-        "seeds the loop lost": sum(f < b for b, f in zip(correct[BARE], correct[FULL])),
-    }
-
-
-pd.DataFrame([held_out_row(name) for name in HELD_OUT_DRIFTS])
+pd.DataFrame(held_out_rows(range(7, 12), jobs=2))  # five suite seeds, two worker processes
 
 # %% [markdown]
 # On every one the loop answers more tasks right than bare ReAct (287-291 of 300 against 259-267) with
